@@ -1,0 +1,144 @@
+/// One keychain attribute (`kSecAttr…`): its JSON name, Apple's four-character code, its value
+/// type, the stored classes it belongs to, and whether it is part of the primary key or kept by
+/// the server. The catalogue is `Attribute.all`; `keychain-semantics.md` §1 is its source.
+public struct Attribute: Hashable, Sendable, CustomStringConvertible {
+    public enum ValueType: Hashable, Sendable {
+        case string, data, integer, bool, date
+        case enumeration(Enumeration)
+    }
+
+    /// The JSON name (`account`, `service`, ...), also the attribute's name in storage.
+    public let name: String
+    /// Apple's code (`acct`, `svce`, ...).
+    public let code: String
+    public let valueType: ValueType
+    /// The stored classes the attribute belongs to; an identity takes those of certificate and key.
+    public let storedClasses: Set<ItemClass>
+    /// Part of the class's uniqueness key (§2).
+    public let isPrimaryKey: Bool
+    /// Set by the server (dates) or derived from a certificate's bytes; never given by a client.
+    public let isReadOnly: Bool
+
+    public var description: String { name }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.name == rhs.name }
+
+    public func belongs(to itemClass: ItemClass) -> Bool {
+        switch itemClass {
+        case .identity: storedClasses.contains(.certificate) || storedClasses.contains(.key)
+        default: storedClasses.contains(itemClass)
+        }
+    }
+
+    init(
+        _ name: String, _ code: String, _ valueType: ValueType, _ classes: Set<ItemClass>,
+        primaryKey: Bool = false, readOnly: Bool = false
+    ) {
+        self.name = name
+        self.code = code
+        self.valueType = valueType
+        self.storedClasses = classes
+        self.isPrimaryKey = primaryKey
+        self.isReadOnly = readOnly
+    }
+}
+
+extension Attribute {
+    private static let every: Set<ItemClass> = [.genericPassword, .internetPassword, .certificate, .key]
+    private static let passwords: Set<ItemClass> = [.genericPassword, .internetPassword]
+
+    // Common to every class.
+    public static let accessible = Attribute("accessible", "pdmn", .enumeration(.accessible), every)
+    public static let accessControl = Attribute("accessControl", "accc", .data, every)
+    public static let accessGroup = Attribute("accessGroup", "agrp", .string, every, primaryKey: true)
+    public static let synchronizable = Attribute("synchronizable", "sync", .bool, every, primaryKey: true)
+    public static let creationDate = Attribute("creationDate", "cdat", .date, every, readOnly: true)
+    public static let modificationDate = Attribute("modificationDate", "mdat", .date, every, readOnly: true)
+    public static let label = Attribute("label", "labl", .string, every)
+    public static let syncViewHint = Attribute("syncViewHint", "vwht", .string, every, primaryKey: true)
+    public static let tokenID = Attribute("tokenID", "tkid", .string, every, primaryKey: true)
+
+    // Passwords.
+    public static let description_ = Attribute("description", "desc", .string, passwords)
+    public static let comment = Attribute("comment", "icmt", .string, passwords)
+    public static let creator = Attribute("creator", "crtr", .integer, passwords)
+    public static let type = Attribute("type", "type", .integer, passwords)
+    public static let isInvisible = Attribute("isInvisible", "invi", .bool, passwords)
+    public static let isNegative = Attribute("isNegative", "nega", .bool, passwords)
+    public static let account = Attribute("account", "acct", .string, passwords, primaryKey: true)
+
+    // Generic passwords.
+    public static let service = Attribute("service", "svce", .string, [.genericPassword], primaryKey: true)
+    public static let generic = Attribute("generic", "gena", .data, [.genericPassword])
+
+    // Internet passwords.
+    public static let securityDomain = Attribute(
+        "securityDomain", "sdmn", .string, [.internetPassword], primaryKey: true)
+    public static let server = Attribute("server", "srvr", .string, [.internetPassword], primaryKey: true)
+    public static let `protocol` = Attribute(
+        "protocol", "ptcl", .enumeration(.protocol), [.internetPassword], primaryKey: true)
+    public static let authenticationType = Attribute(
+        "authenticationType", "atyp", .enumeration(.authenticationType), [.internetPassword], primaryKey: true)
+    public static let port = Attribute("port", "port", .integer, [.internetPassword], primaryKey: true)
+    public static let path = Attribute("path", "path", .string, [.internetPassword], primaryKey: true)
+
+    // Certificates: all derived from the certificate's bytes.
+    public static let certificateType = Attribute(
+        "certificateType", "ctyp", .enumeration(.certificateType), [.certificate], primaryKey: true,
+        readOnly: true)
+    public static let certificateEncoding = Attribute(
+        "certificateEncoding", "cenc", .enumeration(.certificateEncoding), [.certificate], readOnly: true)
+    public static let subject = Attribute("subject", "subj", .data, [.certificate], readOnly: true)
+    public static let issuer = Attribute("issuer", "issr", .data, [.certificate], primaryKey: true, readOnly: true)
+    public static let serialNumber = Attribute(
+        "serialNumber", "slnr", .data, [.certificate], primaryKey: true, readOnly: true)
+    public static let subjectKeyID = Attribute("subjectKeyID", "skid", .data, [.certificate], readOnly: true)
+    public static let publicKeyHash = Attribute("publicKeyHash", "pkhh", .data, [.certificate], readOnly: true)
+
+    // Keys.
+    public static let keyClass = Attribute("keyClass", "kcls", .enumeration(.keyClass), [.key], primaryKey: true)
+    public static let applicationLabel = Attribute("applicationLabel", "klbl", .data, [.key], primaryKey: true)
+    public static let applicationTag = Attribute("applicationTag", "atag", .data, [.key], primaryKey: true)
+    public static let keyType = Attribute("keyType", "type", .enumeration(.keyType), [.key], primaryKey: true)
+    public static let keySizeInBits = Attribute("keySizeInBits", "bsiz", .integer, [.key], primaryKey: true)
+    public static let effectiveKeySize = Attribute("effectiveKeySize", "esiz", .integer, [.key], primaryKey: true)
+    public static let isPermanent = Attribute("isPermanent", "perm", .bool, [.key])
+    public static let canEncrypt = Attribute("canEncrypt", "encr", .bool, [.key])
+    public static let canDecrypt = Attribute("canDecrypt", "decr", .bool, [.key])
+    public static let canDerive = Attribute("canDerive", "drve", .bool, [.key])
+    public static let canSign = Attribute("canSign", "sign", .bool, [.key])
+    public static let canVerify = Attribute("canVerify", "vrfy", .bool, [.key])
+    public static let canWrap = Attribute("canWrap", "wrap", .bool, [.key])
+    public static let canUnwrap = Attribute("canUnwrap", "unwp", .bool, [.key])
+    public static let isSensitive = Attribute("isSensitive", "sens", .bool, [.key])
+    public static let isExtractable = Attribute("isExtractable", "extr", .bool, [.key])
+
+    /// Every attribute, in the order of `keychain-semantics.md` §1 (also the storage column order).
+    public static let all: [Attribute] = [
+        accessible, accessControl, accessGroup, synchronizable, creationDate, modificationDate, label,
+        syncViewHint, tokenID,
+        description_, comment, creator, type, isInvisible, isNegative, account,
+        service, generic,
+        securityDomain, server, `protocol`, authenticationType, port, path,
+        certificateType, certificateEncoding, subject, issuer, serialNumber, subjectKeyID, publicKeyHash,
+        keyClass, applicationLabel, applicationTag, keyType, keySizeInBits, effectiveKeySize, isPermanent,
+        canEncrypt, canDecrypt, canDerive, canSign, canVerify, canWrap, canUnwrap, isSensitive, isExtractable,
+    ]
+
+    private static let byName: [String: Attribute] = Dictionary(uniqueKeysWithValues: all.map { ($0.name, $0) })
+
+    /// The attribute with this JSON name, whatever its class.
+    public static func named(_ name: String) -> Attribute? { byName[name] }
+
+    /// The attributes of a class, in catalogue order.
+    public static func attributes(of itemClass: ItemClass) -> [Attribute] {
+        all.filter { $0.belongs(to: itemClass) }
+    }
+
+    /// The primary key of a stored class (§2), in catalogue order.
+    public static func primaryKey(of itemClass: ItemClass) -> [Attribute] {
+        let storedClass = itemClass == .identity ? .certificate : itemClass
+        return all.filter { $0.isPrimaryKey && $0.storedClasses.contains(storedClass) }
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A caller of keychaind: a name, the keychain access groups its items live in (the first is the
+/// default on add), and a role. Admin clients also reach `/v1/admin/*`.
+public struct Client: Sendable, Equatable {
+    public enum Role: String, Sendable, CaseIterable {
+        case client
+        case admin
+    }
+
+    public let name: String
+    public let accessGroups: [String]
+    public let role: Role
+    public let createdAt: Date
+
+    public init(name: String, accessGroups: [String], role: Role, createdAt: Date) {
+        self.name = name
+        self.accessGroups = accessGroups
+        self.role = role
+        self.createdAt = createdAt
+    }
+}
+
+/// The registry of clients and the hashes of their tokens. A token itself is never stored.
+///
+/// Lookups go by the token's hash (SHA-256 of a token with ≥ 256 random bits, so a fast hash is
+/// enough); implementations compare the stored hash in constant time. Throws `KeychainError`.
+public protocol ClientStore: Sendable {
+    /// Adds a client; errSecDuplicateItem when the name is taken.
+    func addClient(_ client: Client, tokenHash: [UInt8]) throws
+    /// The client whose current token has this hash, or nil (unknown or revoked).
+    func client(forTokenHash tokenHash: [UInt8]) throws -> Client?
+    /// All clients, by name.
+    func clients() throws -> [Client]
+    /// Removes a client and its token; false when there is no such client.
+    func removeClient(named name: String) throws -> Bool
+    /// Replaces a client's token hash, revoking the old token; false when there is no such client.
+    func replaceToken(ofClient name: String, tokenHash: [UInt8]) throws -> Bool
+}
+
+/// Makes client tokens (`kc_` + base64url of 32 random bytes) and hashes them for lookup.
+public protocol ClientTokenIssuer: Sendable {
+    /// A fresh token, to be shown once, and its hash, to be stored.
+    func newToken() -> (token: String, hash: [UInt8])
+    /// The hash under which a presented token is looked up.
+    func hash(_ token: String) -> [UInt8]
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// kSecValuePersistentRef: 128 random bits, written base64url without padding. Opaque to
+/// clients, stable for the item's life, never derived from a row number.
+public struct PersistentRef: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    /// Accepts only the form `PersistentRef.random()` produces (22 base64url characters).
+    public init?(_ string: String) {
+        guard string.utf8.count == 22,
+            string.utf8.allSatisfy({ PersistentRef.alphabet.utf8.contains($0) })
+        else { return nil }
+        rawValue = string
+    }
+
+    public static func random<G: RandomNumberGenerator>(using generator: inout G) -> PersistentRef {
+        // 22 characters × 6 bits = 132 bits; the last character carries 2 padding bits, as base64url
+        // of 16 bytes does, so every reference encodes exactly 128 random bits.
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for index in bytes.indices { bytes[index] = UInt8.random(in: .min ... .max, using: &generator) }
+        let encoded = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return PersistentRef(unchecked: encoded)
+    }
+
+    public static func random() -> PersistentRef {
+        var generator = SystemRandomNumberGenerator()
+        return random(using: &generator)
+    }
+
+    private init(unchecked: String) { rawValue = unchecked }
+
+    public var description: String { rawValue }
+
+    private static let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+}
+
+/// A stored keychain item: a row of a stored class (never `.identity`), its attributes (only those
+/// that are set; absent primary-key attributes behave as their defaults), and its secret when the
+/// caller asked the store for it.
+public struct Item: Sendable {
+    public let itemClass: ItemClass
+    public let persistentRef: PersistentRef
+    public var attributes: [Attribute: AttributeValue]
+    /// The secret (kSecValueData), nil when it was not loaded.
+    public var secret: SecretBytes?
+
+    public init(
+        itemClass: ItemClass, persistentRef: PersistentRef, attributes: [Attribute: AttributeValue],
+        secret: SecretBytes?
+    ) {
+        precondition(itemClass.isStored, "an identity is not stored as one item")
+        self.itemClass = itemClass
+        self.persistentRef = persistentRef
+        self.attributes = attributes
+        self.secret = secret
+    }
+
+    public subscript(attribute: Attribute) -> AttributeValue? { attributes[attribute] }
+
+    public var accessGroup: String {
+        if case .string(let group) = attributes[.accessGroup] { return group }
+        return ""
+    }
+
+    /// The value used for uniqueness and matching: the stored value, or the primary-key default.
+    public func effectiveValue(of attribute: Attribute) -> AttributeValue {
+        attributes[attribute] ?? .primaryKeyDefault(for: attribute.valueType)
+    }
+
+    /// The item's primary key (§2) with defaults filled in: equal keys collide.
+    public var primaryKey: [AttributeValue] {
+        Attribute.primaryKey(of: itemClass).map { effectiveValue(of: $0) }
+    }
+}
+
+/// Which stored items a query selects: one stored class, the access groups the caller may see,
+/// equality on attributes (absent attributes compare as their primary-key defaults), and
+/// optionally one persistent reference.
+public struct ItemFilter: Sendable {
+    public var itemClass: ItemClass
+    /// Items outside these groups are invisible. Never empty (a client without groups is refused earlier).
+    public var accessGroups: [String]
+    public var equal: [Attribute: AttributeValue]
+    /// Strings compare without regard to case (kSecMatchCaseInsensitive, honoured).
+    public var caseInsensitive: Bool
+    public var persistentRef: PersistentRef?
+
+    public init(
+        itemClass: ItemClass, accessGroups: [String], equal: [Attribute: AttributeValue] = [:],
+        caseInsensitive: Bool = false, persistentRef: PersistentRef? = nil
+    ) {
+        precondition(itemClass.isStored, "filters select rows of a stored class")
+        self.itemClass = itemClass
+        self.accessGroups = accessGroups
+        self.equal = equal
+        self.caseInsensitive = caseInsensitive
+        self.persistentRef = persistentRef
+    }
+
+    public func matches(_ item: Item) -> Bool {
+        guard item.itemClass == itemClass, accessGroups.contains(item.accessGroup) else { return false }
+        if let persistentRef, item.persistentRef != persistentRef { return false }
+        for (attribute, wanted) in equal
+        where !item.effectiveValue(of: attribute).matches(wanted, caseInsensitive: caseInsensitive) {
+            return false
+        }
+        return true
+    }
+}
+
+/// Where a page of results starts: after the item with this creation sequence number.
+public struct ItemCursor: Hashable, Sendable {
+    public let afterSequence: Int64
+    public init(afterSequence: Int64) { self.afterSequence = afterSequence }
+}
+
+/// One page of a find, in creation order.
+public struct ItemPage: Sendable {
+    public var items: [Item]
+    /// Set when more items match after this page.
+    public var next: ItemCursor?
+
+    public init(items: [Item], next: ItemCursor?) {
+        self.items = items
+        self.next = next
+    }
+}
+
+/// What an update changes: attributes (set, or removed with nil), the secret, and the new
+/// modification date (the store keeps it strictly later than the old one).
+public struct ItemChanges: Sendable {
+    public var attributes: [Attribute: AttributeValue?]
+    public var secret: SecretBytes?
+    public var modificationDate: Date
+
+    public init(attributes: [Attribute: AttributeValue?] = [:], secret: SecretBytes? = nil, modificationDate: Date) {
+        self.attributes = attributes
+        self.secret = secret
+        self.modificationDate = modificationDate
+    }
+}

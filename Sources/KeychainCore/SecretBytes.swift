@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Bytes that must not outlive their use: item secrets, data keys, the master key, token material.
+///
+/// The storage is allocated once, locked in memory where the OS allows (`mlock`, so it is not
+/// swapped out), wiped with `explicit_bzero` (which the compiler may not elide, like
+/// `OPENSSL_cleanse`) when the value is released, and never printed: `description` is redacted.
+/// Equality is constant-time in the contents. Not Sendable-by-copy: it is a reference whose
+/// bytes are immutable after creation, which is why `@unchecked Sendable` is sound here.
+public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConvertible,
+    CustomDebugStringConvertible
+{
+    /// At least one byte, so that even an empty secret has an address to lock and wipe.
+    private let storage: UnsafeMutableRawBufferPointer
+    private let length: Int
+    private let isLocked: Bool
+
+    public var count: Int { length }
+    public var isEmpty: Bool { length == 0 }
+
+    /// Copies `bytes`; the caller should wipe its own copy if it has one (see `wipe(_:)`).
+    public init<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+        length = bytes.count
+        storage = .allocate(byteCount: Swift.max(length, 1), alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        UnsafeMutableRawBufferPointer(rebasing: storage[0..<length]).copyBytes(from: bytes)
+        isLocked = mlock(storage.baseAddress, storage.count) == 0
+    }
+
+    /// Fills a new secret of `count` bytes in place, so the bytes never exist outside it.
+    public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+        length = count
+        storage = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        isLocked = mlock(storage.baseAddress, storage.count) == 0
+        do {
+            try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
+        } catch {
+            explicit_bzero(storage.baseAddress!, storage.count)
+            throw error
+        }
+    }
+
+    /// The UTF-8 text of `string` as a secret.
+    public convenience init(utf8 string: String) {
+        var bytes = Array(string.utf8)
+        self.init(bytes)
+        SecretBytes.wipe(&bytes)
+    }
+
+    deinit {
+        explicit_bzero(storage.baseAddress!, storage.count)
+        if isLocked { munlock(storage.baseAddress, storage.count) }
+        storage.deallocate()
+    }
+
+    /// Gives `body` read access to the bytes; the pointer must not escape.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(rebasing: storage[0..<length]))
+    }
+
+    /// A copy as an array, for the edges that must hand bytes on (an HTTP response body).
+    /// The caller owns the copy's lifetime.
+    public func copyBytes() -> [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// The bytes as UTF-8 text, or nil when they are not valid UTF-8.
+    public func utf8String() -> String? {
+        withUnsafeBytes { raw in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var decoder = UTF8()
+            var iterator = bytes.makeIterator()
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue: continue
+                case .emptyInput: return String(decoding: bytes, as: UTF8.self)
+                case .error: return nil
+                }
+            }
+        }
+    }
+
+    /// Compares in time that depends only on the lengths, never on where the bytes differ.
+    public static func == (lhs: SecretBytes, rhs: SecretBytes) -> Bool {
+        lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in constantTimeEqual(a, b) } }
+    }
+
+    public var description: String { "SecretBytes(\(length) bytes, redacted)" }
+    public var debugDescription: String { description }
+
+    /// Overwrites an array's bytes with zeros in a way the optimiser keeps.
+    public static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { raw in
+            if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+        }
+    }
+}
+
+/// Constant-time equality of two byte sequences: the time depends on the lengths only.
+public func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+    let length = Swift.min(a.count, b.count)
+    for index in 0..<length { difference |= a[index] ^ b[index] }
+    return difference == 0 && a.count == b.count
+}
+
+/// Constant-time equality of two byte arrays.
+public func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    a.withUnsafeBytes { x in b.withUnsafeBytes { y in constantTimeEqual(x, y) } }
+}

@@ -1,0 +1,3 @@
+import Testing
+import KeychainCore
+import KeychainTestSupport
