@@ -14,7 +14,6 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "keychaind", targets: ["keychaind"]),
-        .library(name: "KeychainClient", targets: ["KeychainClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -65,7 +64,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        .target(name: "KeychainClient", dependencies: ["KeychainAPI"], swiftSettings: swiftSettings),
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
 
         // MARK: Tests

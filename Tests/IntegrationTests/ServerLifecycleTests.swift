@@ -113,7 +113,7 @@ struct ServerLifecycleTests {
             dataDir: directory, arguments: ["init", "--data-dir", directory.path], waitForListening: false)
         let status = second.waitForExit()
         #expect(status != nil && status != 0)
-        #expect(second.log.contains("already initialised"))
+        #expect(second.log.contains("already initialized"))
         #expect(try second.adminToken() == token, "a refused init must not touch the directory")
     }
 
