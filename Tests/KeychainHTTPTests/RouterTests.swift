@@ -1,0 +1,56 @@
+import KeychainAPI
+import KeychainCore
+import Testing
+
+@testable import KeychainHTTP
+
+struct RouterTests {
+    private func router() -> Router {
+        var router = Router()
+        router.add(.get, "/items/{class}", access: .open) { context in
+            .json(.object([("class", .string(context.parameters["class"] ?? ""))]))
+        }
+        router.add(.delete, "/items/{class}", access: .open) { _ in .json(.null) }
+        router.add(.get, "/items/{class}/{ref}", access: .open) { context in
+            .json(.object([("ref", .string(context.parameters["ref"] ?? ""))]))
+        }
+        return router
+    }
+
+    @Test(arguments: ["/items/key", "/v1/items/key", "/v1/items/key/", "//items//key"])
+    func bothSpellingsReachTheSameRoute(path: String) {
+        guard case .found(let route, let parameters) = router().match(method: .get, path: path) else {
+            Issue.record("no match for \(path)")
+            return
+        }
+        #expect(route.pattern == "/items/{class}")
+        #expect(parameters == ["class": "key"])
+    }
+
+    @Test func wrongMethodListsTheAllowedOnes() {
+        guard case .methodNotAllowed(let allowed) = router().match(method: .post, path: "/v1/items/key") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == [.get, .delete])
+    }
+
+    @Test(arguments: ["/", "/v1", "/v2/items/key", "/items", "/items/key/ref/more", "/v1/v1/items/key"])
+    func unknownPathsAreNotFound(path: String) {
+        guard case .notFound = router().match(method: .get, path: path) else {
+            Issue.record("\(path) should not match")
+            return
+        }
+    }
+
+    @Test func everyErrorStatusMapsToTheContractsHTTPStatus() {
+        let table: [(KeychainError.Code, Int)] = [
+            (.param, 400), (.noSuchAttr, 400), (.noSuchClass, 404), (.authFailed, 401),
+            (.missingEntitlement, 403), (.itemNotFound, 404), (.duplicateItem, 409),
+            (.interactionNotAllowed, 503), (.decode, 500), (.io, 500),
+        ]
+        for (code, status) in table {
+            #expect(KeychainError(code).httpStatus == status, "\(code)")
+        }
+    }
+}
