@@ -31,32 +31,32 @@ final class Fixture: Sendable {
     func fields(_ pairs: [(String, WireValue)]) -> [WireValue.Field] { pairs.map { .init($0.0, $0.1) } }
 
     @discardableResult
-    func add(_ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func add(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
         -> FoundItem
     {
         try service.add(ItemRequestParser.newItem(itemClass, fields(pairs)), client: client ?? app)
     }
 
     func query(
-        _ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)], _ operation: ItemOperation = .copyMatching
+        _ itemClass: ItemClass, _ pairs: [(String, WireValue)], _ operation: ItemOperation
     ) throws -> ItemQuery {
         try ItemRequestParser.query(itemClass, fields(pairs.map { ($0.0, $0.1) }), for: operation)
     }
 
-    func find(_ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func find(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
         -> [FoundItem]
     {
-        try service.copyMatching(query(itemClass, pairs), client: client ?? app).items
+        try service.copyMatching(query(itemClass, pairs, .copyMatching), client: client ?? app).items
     }
 
-    func count(_ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)] = [], as client: Client? = nil)
+    func count(_ itemClass: ItemClass, _ pairs: [(String, WireValue)] = [], as client: Client? = nil)
         -> Int
     {
         (try? find(itemClass, pairs + [("limit", .text("all"))], as: client).count) ?? 0
     }
 
     func update(
-        _ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)], set changes: [(String, WireValue)],
+        _ itemClass: ItemClass, _ pairs: [(String, WireValue)], set changes: [(String, WireValue)],
         as client: Client? = nil
     ) throws -> Int {
         try service.update(
@@ -64,10 +64,32 @@ final class Fixture: Sendable {
             client: client ?? app)
     }
 
-    func delete(_ itemClass: ItemClass = .genericPassword, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func delete(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
         -> Int
     {
         try service.delete(query(itemClass, pairs, .delete), client: client ?? app)
+    }
+}
+
+extension Fixture {
+    @discardableResult
+    func add(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> FoundItem {
+        try add(.genericPassword, pairs, as: client)
+    }
+    func query(_ pairs: [(String, WireValue)], _ operation: ItemOperation = .copyMatching) throws -> ItemQuery {
+        try query(.genericPassword, pairs, operation)
+    }
+    func find(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> [FoundItem] {
+        try find(.genericPassword, pairs, as: client)
+    }
+    func count(_ pairs: [(String, WireValue)] = [], as client: Client? = nil) -> Int {
+        count(.genericPassword, pairs, as: client)
+    }
+    func update(_ pairs: [(String, WireValue)], set changes: [(String, WireValue)], as client: Client? = nil) throws -> Int {
+        try update(.genericPassword, pairs, set: changes, as: client)
+    }
+    func delete(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> Int {
+        try delete(.genericPassword, pairs, as: client)
     }
 }
 
