@@ -2,18 +2,75 @@
 #define CMICROHTTPD_SHIM_H
 #include <stdarg.h>
 #include <stdint.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 
-/* MHD_start_daemon is variadic, which Swift cannot call. This takes the options as an
- * MHD_OptionItem array (terminated by MHD_OPTION_END) and passes it with MHD_OPTION_ARRAY. */
-static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(
-    unsigned int flags, uint16_t port,
-    MHD_AccessHandlerCallback handler, void *handler_cls,
-    struct MHD_OptionItem *options)
+/* The daemon's settings in one struct, because MHD_start_daemon is variadic (Swift cannot call
+ * it) and its options mix integers, pointers and function pointers. */
+struct CMicroHTTPD_settings {
+    unsigned int flags;
+    const struct sockaddr *address;      /* the listening address (IPv4 or IPv6) */
+    unsigned int thread_pool_size;       /* <= 1: no pool */
+    unsigned int connection_limit;
+    size_t connection_memory_limit;
+    unsigned int connection_timeout;     /* seconds of idle time before a connection is closed */
+    unsigned int per_ip_connection_limit;/* 0: unlimited */
+    MHD_AccessHandlerCallback handler;
+    void *handler_cls;
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    const char *https_key_pem;           /* NULL: plain HTTP */
+    const char *https_cert_pem;
+};
+
+static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTTPD_settings *s)
 {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    struct MHD_OptionItem options[12];
+    int n = 0;
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)s->address };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->connection_limit, NULL };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)s->connection_memory_limit, NULL };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)s->connection_timeout, NULL };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)s->completed, s->completed_cls };
+    if (s->thread_pool_size > 1)
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->thread_pool_size, NULL };
+    if (s->per_ip_connection_limit > 0)
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL };
+    if (s->https_key_pem && s->https_cert_pem) {
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)s->https_key_pem };
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)s->https_cert_pem };
+    }
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    return MHD_start_daemon(s->flags, 0, NULL, NULL, s->handler, s->handler_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
+
+/* The port the daemon listens on (useful when it was asked for port 0). */
+static inline uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+    return info ? info->port : 0;
+}
+
+/* The peer's address as text into buffer (MHD_get_connection_info is variadic). */
+static inline int CMicroHTTPD_client_address(struct MHD_Connection *connection, char *buffer, socklen_t size)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!info || !info->client_addr) return 0;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET)
+        return inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size) != NULL;
+    if (address->sa_family == AF_INET6)
+        return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size) != NULL;
+    return 0;
+}
+
+/* Whether this libmicrohttpd was built with TLS. */
+static inline int CMicroHTTPD_has_tls(void) { return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES; }
 #endif

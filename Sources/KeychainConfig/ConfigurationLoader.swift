@@ -1,0 +1,127 @@
+import Foundation
+
+/// A configuration problem, reported at start; the description names the key and where it came from.
+public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Builds a `ServerConfiguration` from defaults, a config file, `KEYCHAIND_*` environment
+/// variables and command-line flags, each layer over the one before. Unknown keys and bad values
+/// are errors naming the key, never silently defaulted.
+public enum ConfigurationLoader {
+    /// A setting's key and where it was given, for error messages.
+    public struct Setting: Equatable, Sendable {
+        public let key: String
+        public let value: String
+        public let source: String
+        public init(key: String, value: String, source: String) {
+            self.key = key
+            self.value = value
+            self.source = source
+        }
+    }
+
+    /// Every key the configuration knows, as written in the file.
+    public static let keys = [
+        "listen", "dataDir", "logLevel", "threads",
+        "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
+        "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
+        "tls.certFile", "tls.keyFile",
+    ]
+
+    /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
+    public static func environmentName(for key: String) -> String {
+        var name = "KEYCHAIND_"
+        for character in key {
+            if character == "." {
+                name.append("_")
+            } else if character.isUppercase {
+                name.append("_")
+                name.append(character)
+            } else {
+                name.append(character.uppercased())
+            }
+        }
+        return name
+    }
+
+    /// Loads the configuration. `fileText`/`filePath`: the config file's contents and name (nil:
+    /// none); `environment`: the process environment; `flags`: keys given on the command line.
+    public static func load(
+        fileText: String?, filePath: String = "config", environment: [String: String], flags: [String: String]
+    ) throws -> ServerConfiguration {
+        var settings: [Setting] = []
+        if let fileText { settings += try ConfigFileParser.parse(fileText, path: filePath) }
+        for key in keys {
+            let variable = environmentName(for: key)
+            if let value = environment[variable] { settings.append(Setting(key: key, value: value, source: variable)) }
+        }
+        for (key, value) in flags.sorted(by: { $0.key < $1.key }) {
+            settings.append(Setting(key: key, value: value, source: "--\(flagName(for: key))"))
+        }
+        var configuration = ServerConfiguration()
+        for setting in settings { try apply(setting, to: &configuration) }
+        if configuration.tlsCertFile.isEmpty != configuration.tlsKeyFile.isEmpty {
+            throw ConfigurationError("tls.certFile and tls.keyFile must be given together")
+        }
+        return configuration
+    }
+
+    /// Reads the file at `path` (if any) and loads.
+    public static func load(
+        filePath: String?, environment: [String: String], flags: [String: String]
+    ) throws -> ServerConfiguration {
+        var fileText: String?
+        if let filePath {
+            guard let data = FileManager.default.contents(atPath: filePath) else {
+                throw ConfigurationError("cannot read config file \(filePath)")
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                throw ConfigurationError("config file \(filePath) is not UTF-8")
+            }
+            fileText = text
+        }
+        return try load(fileText: fileText, filePath: filePath ?? "config", environment: environment, flags: flags)
+    }
+
+    static func flagName(for key: String) -> String {
+        switch key {
+        case "dataDir": "data-dir"
+        default: key
+        }
+    }
+
+    static func apply(_ setting: Setting, to configuration: inout ServerConfiguration) throws {
+        func fail(_ expected: String) -> ConfigurationError {
+            ConfigurationError("\(setting.source): \(setting.key) must be \(expected), got \"\(setting.value)\"")
+        }
+        func integer(atLeast minimum: Int) throws -> Int {
+            guard let value = Int(setting.value), value >= minimum else { throw fail("an integer ≥ \(minimum)") }
+            return value
+        }
+        switch setting.key {
+        case "listen":
+            guard let address = ListenAddress(parsing: setting.value) else { throw fail("HOST:PORT") }
+            configuration.listen = address
+        case "dataDir":
+            guard !setting.value.isEmpty else { throw fail("a directory path") }
+            configuration.dataDir = setting.value
+        case "logLevel":
+            guard let level = ServerConfiguration.LogLevel(rawValue: setting.value) else {
+                throw fail("one of \(ServerConfiguration.LogLevel.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            configuration.logLevel = level
+        case "threads": configuration.threads = try integer(atLeast: 0)
+        case "limits.maxBodyBytes": configuration.maxBodyBytes = try integer(atLeast: 1)
+        case "limits.maxConnections": configuration.maxConnections = try integer(atLeast: 1)
+        case "limits.connectionMemoryBytes": configuration.connectionMemoryBytes = try integer(atLeast: 8192)
+        case "limits.idleTimeoutSeconds": configuration.idleTimeoutSeconds = try integer(atLeast: 1)
+        case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
+        case "tls.certFile": configuration.tlsCertFile = setting.value
+        case "tls.keyFile": configuration.tlsKeyFile = setting.value
+        default:
+            throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
+        }
+    }
+}

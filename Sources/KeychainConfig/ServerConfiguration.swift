@@ -1,0 +1,69 @@
+/// Everything `keychaind serve` is configured with. Each key, its type and default:
+///
+/// | key | type | default | env |
+/// | --- | --- | --- | --- |
+/// | `listen` | `HOST:PORT` (IPv6 as `[::1]:8420`) | `127.0.0.1:8420` | `KEYCHAIND_LISTEN` |
+/// | `dataDir` | path | `./data` | `KEYCHAIND_DATA_DIR` |
+/// | `logLevel` | trace, debug, info, notice, warning, error, critical | `info` | `KEYCHAIND_LOG_LEVEL` |
+/// | `threads` | integer ≥ 0, 0 = one per core | `0` | `KEYCHAIND_THREADS` |
+/// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
+/// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
+/// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `65536` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
+/// | `limits.idleTimeoutSeconds` | integer ≥ 1 | `30` | `KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS` |
+/// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
+/// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
+/// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
+///
+/// Precedence: defaults < config file < environment < command-line flags.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var listen: ListenAddress = ListenAddress(host: "127.0.0.1", port: 8420)
+    public var dataDir: String = "./data"
+    public var logLevel: LogLevel = .info
+    public var threads: Int = 0
+    public var maxBodyBytes: Int = 1_048_576
+    public var maxConnections: Int = 1024
+    public var connectionMemoryBytes: Int = 65_536
+    public var idleTimeoutSeconds: Int = 30
+    public var shutdownGraceSeconds: Int = 10
+    public var tlsCertFile: String = ""
+    public var tlsKeyFile: String = ""
+
+    public init() {}
+
+    public enum LogLevel: String, Sendable, CaseIterable {
+        case trace, debug, info, notice, warning, error, critical
+    }
+}
+
+/// `HOST:PORT`; an IPv6 host is written in brackets (`[::1]:8420`).
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String, port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    public init?(parsing text: String) {
+        let host: Substring
+        let portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return nil
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return nil }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+            if host.contains(":") { return nil }
+        }
+        guard !host.isEmpty, let port = UInt16(portText) else { return nil }
+        self.host = String(host)
+        self.port = port
+    }
+
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}

@@ -1,0 +1,54 @@
+/// A request as the transport hands it over, independent of libmicrohttpd: the path and query
+/// already percent-decoded, header names lower-cased, the whole body assembled.
+public struct HTTPRequest: Sendable {
+    public struct QueryItem: Sendable, Equatable {
+        public let name: String
+        public let value: String
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public var method: HTTPMethod
+    public var path: String
+    public var queryItems: [QueryItem]
+    /// (lower-cased name, value) in arrival order.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    public var remoteAddress: String?
+
+    public init(
+        method: HTTPMethod, path: String, queryItems: [QueryItem] = [],
+        headers: [(name: String, value: String)] = [], body: [UInt8] = [], remoteAddress: String? = nil
+    ) {
+        self.method = method
+        self.path = path
+        self.queryItems = queryItems
+        self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
+        self.body = body
+        self.remoteAddress = remoteAddress
+    }
+
+    /// The first value of a header, by case-insensitive name.
+    public func header(_ name: String) -> String? {
+        let lowered = name.lowercased()
+        return headers.first { $0.name == lowered }?.value
+    }
+}
+
+/// An HTTP method; any token is representable so unknown methods reach the router's 405.
+public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public static let get = HTTPMethod("GET")
+    public static let head = HTTPMethod("HEAD")
+    public static let post = HTTPMethod("POST")
+    public static let put = HTTPMethod("PUT")
+    public static let patch = HTTPMethod("PATCH")
+    public static let delete = HTTPMethod("DELETE")
+
+    public var description: String { rawValue }
+}

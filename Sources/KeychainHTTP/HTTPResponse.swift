@@ -1,0 +1,34 @@
+import KeychainAPI
+import KeychainCore
+
+/// A complete response: status, headers and body.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// A JSON answer.
+    public static func json(status: Int = 200, _ value: JSONValue) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: value.serialized())
+    }
+
+    /// The contract's error body with the HTTP status the error maps to (or `status` when a
+    /// transport-level condition decides it: 404 unknown route, 405, 413).
+    public static func error(_ error: KeychainError, status: Int? = nil) -> HTTPResponse {
+        var response = json(status: status ?? error.httpStatus, error.errorBody)
+        if error.code == .authFailed { response.headers.append(("WWW-Authenticate", "Bearer")) }
+        return response
+    }
+}
+
+/// Answers requests. The transport (libmicrohttpd) calls this from its worker threads, so it must
+/// be safe to call concurrently; it never throws and never blocks on another request.
+public protocol HTTPResponder: Sendable {
+    func respond(to request: HTTPRequest) -> HTTPResponse
+}

@@ -1,0 +1,17 @@
+import KeychainAPI
+import KeychainCore
+
+extension Router {
+    /// `GET /health`: open to all; 200 `{"status":"ok","locked":false,"version":…}`, 503 when locked.
+    public mutating func addServiceRoutes(isLocked: @escaping @Sendable () -> Bool) {
+        add(.get, "/health", access: .open) { _ in
+            let locked = isLocked()
+            return .json(
+                status: locked ? 503 : 200,
+                .object([
+                    ("status", .string(locked ? "locked" : "ok")), ("locked", .bool(locked)),
+                    ("version", .string(KeychaindVersion.current)),
+                ]))
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import KeychainCore
+
+/// Who may call a route.
+public enum RouteAccess: Sendable {
+    /// No token needed (`/health`).
+    case open
+    /// Any client with a valid token.
+    case client
+    /// Admin clients only; others get errSecMissingEntitlement.
+    case admin
+}
+
+/// What a handler gets: the request, the path parameters, and the authenticated client (nil
+/// only on open routes).
+public struct RequestContext: Sendable {
+    public let request: HTTPRequest
+    public let parameters: [String: String]
+    public let client: Client?
+
+    /// The authenticated caller; only open routes have none.
+    public var caller: Client {
+        guard let client else { preconditionFailure("handler of an open route asked for its caller") }
+        return client
+    }
+}
+
+public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse
+
+/// Routes by method and path pattern (`/items/{class}/{persistentRef}`). Every route is served at
+/// its plain path and under `/v1`. An unknown path is 404, a known path with another method 405
+/// with `Allow`, both in the contract's error shape.
+public struct Router: Sendable {
+    public struct Route: Sendable {
+        public let method: HTTPMethod
+        public let pattern: String
+        public let access: RouteAccess
+        let segments: [Segment]
+        let handler: RouteHandler
+    }
+
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    /// The outcome of matching a request's method and path.
+    public enum Match: Sendable {
+        case found(Route, parameters: [String: String])
+        case methodNotAllowed(allowed: [HTTPMethod])
+        case notFound
+    }
+
+    public private(set) var routes: [Route] = []
+
+    public init() {}
+
+    public mutating func add(
+        _ method: HTTPMethod, _ pattern: String, access: RouteAccess, handler: @escaping RouteHandler
+    ) {
+        let segments = Self.split(pattern).map { part -> Segment in
+            if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
+            return .literal(part)
+        }
+        routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler))
+    }
+
+    public func match(method: HTTPMethod, path: String) -> Match {
+        var parts = Self.split(path)
+        if parts.first == "v1" { parts.removeFirst() }
+        var allowed: [HTTPMethod] = []
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
+            if route.method == method { return .found(route, parameters: parameters) }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func split(_ path: String) -> [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {
+        guard segments.count == parts.count else { return nil }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            switch segment {
+            case .literal(let literal): if literal != part { return nil }
+            case .parameter(let name): parameters[name] = part
+            }
+        }
+        return parameters
+    }
+}

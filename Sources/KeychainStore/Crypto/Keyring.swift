@@ -1,0 +1,230 @@
+import Foundation
+import KeychainCore
+import Logging
+import Synchronization
+
+/// The data keys of a vault, one per *term*, each wrapped (AES-256-GCM, AAD naming the term)
+/// under the master key (KEK) in the `keyring` table, plus a key check value (HMAC-SHA-256 of a
+/// fixed label under the KEK) that tells a wrong master key from a damaged keyring.
+///
+/// New secrets are sealed under the newest term; a new term starts automatically before the
+/// current one has sealed `rotationThreshold` secrets (default 0.9 × 2^32, the NIST limit for
+/// random 96-bit nonces, with margin); older terms keep opening what they sealed. The count is
+/// persisted in the same transaction as the secrets it counts. In memory it never goes down
+/// (a rolled-back transaction still counts), so it may only over-count.
+public final class Keyring: Sendable {
+    public static let defaultRotationThreshold: UInt64 = UInt64(0.9 * 4_294_967_296.0)
+    static let checkLabel = Array("keychaind keyring check value v1".utf8)
+
+    private struct Term {
+        let key: SecretBytes
+        let cipher: AESGCM
+    }
+
+    private struct State {
+        var masterKey: SecretBytes
+        var terms: [UInt32: Term]
+        var current: UInt32
+        var currentEncryptions: UInt64
+    }
+
+    private let state: Mutex<State>
+    private let pool: ConnectionPool
+    private let logger: Logger
+    public let rotationThreshold: UInt64
+
+    private init(state: State, pool: ConnectionPool, threshold: UInt64, logger: Logger) {
+        self.state = Mutex(state)
+        self.pool = pool
+        self.rotationThreshold = threshold
+        self.logger = logger
+    }
+
+    /// The term new secrets are sealed under.
+    public var currentTerm: UInt32 { state.withLock { $0.current } }
+
+    /// Every term the keyring holds, ascending.
+    public var terms: [UInt32] { state.withLock { $0.terms.keys.sorted() } }
+
+    /// How many secrets the current term has sealed.
+    public var currentTermEncryptions: UInt64 { state.withLock { $0.currentEncryptions } }
+
+    // MARK: Creating and unlocking
+
+    /// Writes a new keyring (term 1 and the key check value) into an empty database.
+    static func create(
+        pool: ConnectionPool, masterKey: SecretBytes, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+    ) throws -> Keyring {
+        let kek = try AESGCM(key: masterKey)
+        let dataKey = try SecureRandom.key()
+        try pool.write { db in
+            try db.transaction {
+                try db.execute(
+                    "INSERT INTO keyring_check (id, check_value) VALUES (1, ?)",
+                    [.blob(checkValue(masterKey))])
+                try db.execute(
+                    "INSERT INTO keyring (term, wrapped_key, created, encryptions) VALUES (1, ?, ?, 0)",
+                    [.blob(wrap(dataKey, term: 1, kek: kek)), .integer(Date().millisecondsSince1970)])
+            }
+        }
+        let state = State(
+            masterKey: masterKey, terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))], current: 1,
+            currentEncryptions: 0)
+        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+    }
+
+    /// Loads the keyring with `masterKey`: `KeychainError.authFailed` when the key check value
+    /// says the master key is not this vault's, `KeychainError.decode` when the keyring is damaged.
+    static func unlock(
+        pool: ConnectionPool, masterKey: SecretBytes, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+    ) throws -> Keyring {
+        let kek = try AESGCM(key: masterKey)
+        let (check, rows) = try pool.write { db in
+            try db.read {
+                let check = try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first
+                let rows = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
+                    (UInt32(truncatingIfNeeded: $0.int64(0)), $0.blob(1), UInt64(max(0, $0.int64(2))))
+                }
+                return (check, rows)
+            }
+        }
+        guard let check else { throw KeychainError.decode("the keyring has no key check value") }
+        guard constantTimeEqual(check, checkValue(masterKey)) else {
+            throw KeychainError.authFailed("the master key does not open this keyring")
+        }
+        guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
+        var terms: [UInt32: Term] = [:]
+        for (term, wrapped, _) in rows {
+            do {
+                let key = try unwrap(wrapped, term: term, kek: kek)
+                terms[term] = Term(key: key, cipher: try AESGCM(key: key))
+            } catch {
+                logger.error("keyring term fails authentication", metadata: ["term": "\(term)"])
+                throw KeychainError.decode("keyring term \(term) is damaged")
+            }
+        }
+        let state = State(masterKey: masterKey, terms: terms, current: last.0, currentEncryptions: last.2)
+        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+    }
+
+    static func checkValue(_ masterKey: SecretBytes) -> [UInt8] { Digest.hmacSHA256(key: masterKey, checkLabel) }
+
+    private static func wrapAAD(term: UInt32) -> [UInt8] {
+        var aad = Array("keychaind.keyring.term".utf8)
+        SealedBox.appendUInt32(term, to: &aad)
+        return aad
+    }
+
+    private static func wrap(_ dataKey: SecretBytes, term: UInt32, kek: AESGCM) throws -> [UInt8] {
+        var output: [UInt8] = []
+        let nonce = try dataKey.withUnsafeBytes { try kek.seal($0, aad: wrapAAD(term: term), appendingTo: &output) }
+        return nonce + output
+    }
+
+    private static func unwrap(_ wrapped: [UInt8], term: UInt32, kek: AESGCM) throws -> SecretBytes {
+        guard wrapped.count == AESGCM.nonceSize + 32 + AESGCM.tagSize else {
+            throw CryptoError.invalidInput("wrapped key size")
+        }
+        let nonce = Array(wrapped[0..<12])
+        let ciphertext = Array(wrapped[12..<44])
+        let tag = Array(wrapped[44...])
+        return try kek.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: wrapAAD(term: term))
+    }
+
+    // MARK: Sealing and opening
+
+    /// Starts a new term first when sealing `count` more secrets would pass the threshold. Call
+    /// on the writer connection before opening the write transaction (the new term is committed
+    /// on its own, so a rolled-back write never loses it).
+    func prepareForSealing(_ count: Int, on db: SQLiteConnection) throws {
+        guard count > 0 else { return }
+        let needsTerm = state.withLock { $0.currentEncryptions + UInt64(count) > rotationThreshold }
+        if needsTerm { try startTerm(on: db) }
+    }
+
+    /// Seals `secret` under the current term; call inside the write transaction on `db`, which
+    /// also persists the term's encryption count.
+    func seal(_ secret: SecretBytes, binding: SealBinding, on db: SQLiteConnection) throws -> [UInt8] {
+        let (term, cipher, count) = state.withLock { state -> (UInt32, AESGCM, UInt64) in
+            state.currentEncryptions += 1
+            return (state.current, state.terms[state.current]!.cipher, state.currentEncryptions)
+        }
+        let box = try SealedBox.seal(secret, term: term, cipher: cipher, binding: binding)
+        try db.execute(
+            "UPDATE keyring SET encryptions = max(encryptions, ?) WHERE term = ?",
+            [.integer(Int64(count)), .integer(Int64(term))])
+        return box
+    }
+
+    /// Opens a sealed secret bound to `binding`. Altered, moved or foreign boxes fail with
+    /// `KeychainError.decode` and are logged (without secret material).
+    func open(_ box: [UInt8], binding: SealBinding) throws -> SecretBytes {
+        do {
+            let (_, term) = try SealedBox.header(of: box)
+            guard let cipher = state.withLock({ $0.terms[term]?.cipher }) else {
+                throw CryptoError.invalidInput("unknown keyring term \(term)")
+            }
+            return try SealedBox.open(box, cipher: cipher, binding: binding)
+        } catch let error as CryptoError {
+            logger.error(
+                "stored secret fails to open",
+                metadata: [
+                    "class": "\(binding.itemClass.rawValue)", "persistentRef": "\(binding.persistentRef.rawValue)",
+                    "reason": "\(error)",
+                ])
+            throw error.keychainError
+        }
+    }
+
+    // MARK: Rotation and rewrapping
+
+    /// Starts a new term now; later secrets are sealed under it. Returns its number.
+    @discardableResult
+    public func rotate() throws -> UInt32 {
+        try StoreErrors.map { try pool.write { db in try startTerm(on: db) } }
+    }
+
+    private func startTerm(on db: SQLiteConnection) throws -> UInt32 {
+        let (next, kek) = try state.withLock { state in
+            (state.current + 1, try AESGCM(key: state.masterKey))
+        }
+        let dataKey = try SecureRandom.key()
+        try db.transaction {
+            try db.execute(
+                "INSERT INTO keyring (term, wrapped_key, created, encryptions) VALUES (?, ?, ?, 0)",
+                [.integer(Int64(next)), .blob(Self.wrap(dataKey, term: next, kek: kek)),
+                 .integer(Date().millisecondsSince1970)])
+        }
+        let cipher = try AESGCM(key: dataKey)
+        state.withLock { state in
+            state.terms[next] = Term(key: dataKey, cipher: cipher)
+            state.current = next
+            state.currentEncryptions = 0
+        }
+        logger.info("keyring started a new term", metadata: ["term": "\(next)"])
+        return next
+    }
+
+    /// Re-wraps every data key (and the key check value) under `newMasterKey`, in one
+    /// transaction. Secrets are not re-sealed: their data keys do not change. After it returns,
+    /// the vault must be opened with the new master key (write it with `MasterKeyFile.write`).
+    public func rewrap(under newMasterKey: SecretBytes) throws {
+        try StoreErrors.map {
+            let newKEK = try AESGCM(key: newMasterKey)
+            try pool.write { db in
+                let terms = state.withLock { $0.terms.mapValues(\.key) }
+                try db.transaction {
+                    for (term, key) in terms {
+                        try db.execute(
+                            "UPDATE keyring SET wrapped_key = ? WHERE term = ?",
+                            [.blob(Self.wrap(key, term: term, kek: newKEK)), .integer(Int64(term))])
+                    }
+                    try db.execute(
+                        "UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(Self.checkValue(newMasterKey))])
+                }
+                state.withLock { $0.masterKey = newMasterKey }
+            }
+            logger.info("keyring rewrapped under a new master key")
+        }
+    }
+}

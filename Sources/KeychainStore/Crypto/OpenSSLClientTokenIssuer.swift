@@ -1,0 +1,21 @@
+import Foundation
+import KeychainCore
+
+/// Client tokens: `kc_` + base64url (no padding) of 32 bytes from `RAND_bytes`; looked up by
+/// the SHA-256 of the token's UTF-8 (the token has 256 random bits, so a fast hash is enough).
+public struct OpenSSLClientTokenIssuer: ClientTokenIssuer {
+    public init() {}
+
+    public func newToken() -> (token: String, hash: [UInt8]) {
+        var bytes: [UInt8]
+        do { bytes = try SecureRandom.bytes(32) } catch { fatalError("RAND_bytes failed: cannot make a token safely") }
+        defer { SecretBytes.wipe(&bytes) }
+        let token = "kc_" + Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        return (token, hash(token))
+    }
+
+    public func hash(_ token: String) -> [UInt8] { Digest.sha256(Array(token.utf8)) }
+}

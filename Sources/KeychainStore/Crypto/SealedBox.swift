@@ -1,0 +1,78 @@
+import KeychainCore
+
+/// What a sealed secret is bound to: its class, persistent reference and access group. Moving a
+/// box to another row (or changing the row's group without re-sealing) makes it fail to open.
+struct SealBinding: Equatable {
+    let itemClass: ItemClass
+    let persistentRef: PersistentRef
+    let accessGroup: String
+}
+
+/// The stored form of an item's secret:
+/// `version (1 byte = 1) | term (UInt32 big-endian) | nonce (12) | ciphertext | tag (16)`.
+///
+/// The AAD is `"keychaind.item" | version | term | class code | persistentRef | access group`,
+/// each variable field prefixed with its UInt32 big-endian length, so no two bindings share
+/// an encoding.
+enum SealedBox {
+    static let version: UInt8 = 1
+    static let headerSize = 1 + 4 + AESGCM.nonceSize
+    static let overhead = headerSize + AESGCM.tagSize
+
+    static func aad(version: UInt8, term: UInt32, binding: SealBinding) -> [UInt8] {
+        var aad: [UInt8] = []
+        aad.reserveCapacity(64 + binding.accessGroup.utf8.count)
+        appendField(Array("keychaind.item".utf8), to: &aad)
+        aad.append(version)
+        appendUInt32(term, to: &aad)
+        appendField(Array(binding.itemClass.code.utf8), to: &aad)
+        appendField(Array(binding.persistentRef.rawValue.utf8), to: &aad)
+        appendField(Array(binding.accessGroup.utf8), to: &aad)
+        return aad
+    }
+
+    static func seal(_ secret: SecretBytes, term: UInt32, cipher: AESGCM, binding: SealBinding) throws -> [UInt8] {
+        var box: [UInt8] = []
+        box.reserveCapacity(overhead + secret.count)
+        box.append(version)
+        appendUInt32(term, to: &box)
+        let nonce = try SecureRandom.bytes(AESGCM.nonceSize)
+        box.append(contentsOf: nonce)
+        let aad = aad(version: version, term: term, binding: binding)
+        try secret.withUnsafeBytes { plaintext in
+            _ = try cipher.seal(plaintext, nonce: nonce, aad: aad, appendingTo: &box)
+        }
+        return box
+    }
+
+    /// The header fields of a box, or `CryptoError.invalidInput` when it is too short or of another version.
+    static func header(of box: [UInt8]) throws -> (version: UInt8, term: UInt32) {
+        guard box.count >= overhead else { throw CryptoError.invalidInput("sealed box too short") }
+        guard box[0] == version else { throw CryptoError.invalidInput("unknown sealed box version \(box[0])") }
+        let term = UInt32(box[1]) << 24 | UInt32(box[2]) << 16 | UInt32(box[3]) << 8 | UInt32(box[4])
+        return (box[0], term)
+    }
+
+    static func open(_ box: [UInt8], cipher: AESGCM, binding: SealBinding) throws -> SecretBytes {
+        let (version, term) = try header(of: box)
+        let aad = aad(version: version, term: term, binding: binding)
+        return try box.withUnsafeBytes { raw in
+            let nonce = UnsafeRawBufferPointer(rebasing: raw[5..<headerSize])
+            let ciphertext = UnsafeRawBufferPointer(rebasing: raw[headerSize..<(raw.count - AESGCM.tagSize)])
+            let tag = UnsafeRawBufferPointer(rebasing: raw[(raw.count - AESGCM.tagSize)...])
+            return try cipher.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: aad)
+        }
+    }
+
+    static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(truncatingIfNeeded: value >> 24))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 16))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: value))
+    }
+
+    static func appendField(_ field: [UInt8], to bytes: inout [UInt8]) {
+        appendUInt32(UInt32(field.count), to: &bytes)
+        bytes.append(contentsOf: field)
+    }
+}

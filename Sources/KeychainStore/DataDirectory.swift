@@ -1,0 +1,173 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import KeychainCore
+import Logging
+
+/// A keychaind data directory: `master.key` (the key-encryption key, 0600), `keychain.db`
+/// (SQLite, WAL) and `admin.token` (the first admin token, 0600).
+public struct DataDirectory: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public var masterKeyPath: String { "\(path)/master.key" }
+    public var databasePath: String { "\(path)/keychain.db" }
+    public var adminTokenPath: String { "\(path)/admin.token" }
+
+    /// True when the database file exists.
+    public var isInitialized: Bool { FileManager.default.fileExists(atPath: databasePath) }
+
+    /// Creates the directory if missing (0700), master.key (0600, 32 random bytes, atomic), the
+    /// database (schema, keyring with term 1, key check value), the first admin client (name
+    /// "admin", accessGroups ["admin"], role .admin) and admin.token (0600, the token + "\n",
+    /// atomic). Throws `DataDirectoryError` (`.alreadyInitialized` when the database or
+    /// master.key already exists). On failure, the files it created are removed.
+    public func initialize(logger: Logger) throws {
+        try initialize(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold)
+    }
+
+    func initialize(logger: Logger, rotationThreshold: UInt64) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw DataDirectoryError.notADirectory(path) }
+        } else {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw DataDirectoryError(
+                    .io, "cannot create the data directory \(path): \(error.localizedDescription)")
+            }
+        }
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: databasePath) || fileManager.fileExists(atPath: masterKeyPath) {
+            throw DataDirectoryError(
+                .alreadyInitialized,
+                "the data directory \(path) is already initialized (\(databasePath) or \(masterKeyPath) exists); "
+                    + "use it with `keychaind serve`, or choose an empty directory")
+        }
+        do {
+            let masterKey = try MasterKeyFile.generate()
+            try MasterKeyFile.write(masterKey, to: masterKeyPath)
+            let pool = try openPool()
+            defer { pool.close() }
+            _ = try Keyring.create(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
+            let issuer = OpenSSLClientTokenIssuer()
+            let (token, hash) = issuer.newToken()
+            try SQLiteClientStore(pool: pool).addClient(
+                Client(name: "admin", accessGroups: ["admin"], role: .admin, createdAt: Date()), tokenHash: hash)
+            var tokenBytes = Array((token + "\n").utf8)
+            defer { SecretBytes.wipe(&tokenBytes) }
+            try tokenBytes.withUnsafeBytes { try AtomicFile.write($0, to: adminTokenPath, mode: 0o600) }
+            logger.info("data directory initialized", metadata: ["path": "\(path)"])
+        } catch {
+            for file in [masterKeyPath, databasePath, databasePath + "-wal", databasePath + "-shm", adminTokenPath] {
+                unlink(file)
+            }
+            if let error = error as? DataDirectoryError { throw error }
+            throw DataDirectoryError(.io, "cannot initialize \(path): \(StoreErrors.keychainError(for: error))")
+        }
+    }
+
+    /// Checks that `path` is a directory and master.key is not group/other accessible, reads the
+    /// master key, opens the database (applying migrations), unlocks the keyring, and returns the
+    /// open vault. Every failure is a `DataDirectoryError` that names the path and the fix.
+    public func open(logger: Logger) throws -> Vault {
+        try open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold)
+    }
+
+    func open(logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4) throws -> Vault {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw DataDirectoryError(
+                .notInitialized, "the data directory \(path) does not exist; create it with `keychaind init`")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else { throw DataDirectoryError.notADirectory(path) }
+        guard FileManager.default.fileExists(atPath: databasePath) else {
+            if FileManager.default.fileExists(atPath: masterKeyPath) {
+                throw DataDirectoryError(
+                    .damaged,
+                    "the database \(databasePath) is missing but \(masterKeyPath) exists; restore the database from "
+                        + "your backup (or move master.key away and run `keychaind init` for a new, empty vault)")
+            }
+            throw DataDirectoryError(
+                .notInitialized, "the data directory \(path) is not initialized; run `keychaind init` first")
+        }
+        guard FileManager.default.fileExists(atPath: masterKeyPath) else {
+            throw DataDirectoryError(
+                .missingMasterKey,
+                "the master key \(masterKeyPath) is missing but the database \(databasePath) exists; "
+                    + "restore master.key from your backup (without it the secrets cannot be decrypted)")
+        }
+        let masterKey = try MasterKeyFile.read(from: masterKeyPath)
+        let pool: ConnectionPool
+        do {
+            pool = try openPool(maxIdleReaders: maxIdleReaders)
+        } catch let error as DataDirectoryError {
+            throw error
+        }
+        do {
+            let keyring = try Keyring.unlock(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
+            return Vault(pool: pool, keyring: keyring, logger: logger)
+        } catch let error as KeychainError where error.code == .authFailed {
+            pool.close()
+            throw DataDirectoryError(
+                .wrongMasterKey,
+                "the master key \(masterKeyPath) does not open the keyring of \(databasePath): it is not this vault's "
+                    + "master key; restore the matching master.key from your backup")
+        } catch {
+            pool.close()
+            throw DataDirectoryError(
+                .damaged,
+                "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); "
+                    + "restore it from your backup")
+        }
+    }
+
+    private func openPool(maxIdleReaders: Int = 4) throws -> ConnectionPool {
+        do {
+            let pool = try ConnectionPool(path: databasePath, maxIdleReaders: maxIdleReaders)
+            do {
+                try pool.write { try Migrations.apply(on: $0) }
+            } catch {
+                pool.close()
+                throw error
+            }
+            return pool
+        } catch let error as SQLiteError {
+            throw DataDirectoryError(
+                .damaged,
+                "the database \(databasePath) is damaged or not a keychaind database (\(error.message)); "
+                    + "restore it from your backup")
+        }
+    }
+}
+
+/// Why a data directory cannot be initialized or opened. `description` names the path and the fix.
+public struct DataDirectoryError: Error, CustomStringConvertible, Equatable {
+    public enum Code: Sendable, Equatable {
+        case alreadyInitialized, notInitialized, notADirectory, insecureMasterKey, badMasterKey, missingMasterKey
+        case wrongMasterKey, damaged, io
+    }
+
+    public let code: Code
+    public let description: String
+
+    public init(_ code: Code, _ description: String) {
+        self.code = code
+        self.description = description
+    }
+
+    init(_ description: String) { self.init(.io, description) }
+
+    /// Pattern for `catch let e as DataDirectoryError where e.code == .alreadyInitialized`.
+    public static let alreadyInitialized = Code.alreadyInitialized
+
+    static func notADirectory(_ path: String) -> DataDirectoryError {
+        DataDirectoryError(.notADirectory, "\(path) is not a directory; pass the path of a keychaind data directory")
+    }
+}

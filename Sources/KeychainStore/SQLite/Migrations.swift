@@ -1,0 +1,24 @@
+/// Numbered schema migrations, applied at open by `PRAGMA user_version`, each in its own
+/// transaction (the version is bumped inside it, so a crash leaves the old version or the new).
+enum Migrations {
+    static let all: [(version: Int64, script: String)] = [
+        (1, Schema.version1()),
+    ]
+
+    static var latestVersion: Int64 { all.last?.version ?? 0 }
+
+    /// Applies the migrations the database lacks. Throws when the database is newer than this build.
+    static func apply(on connection: SQLiteConnection) throws {
+        let current = try connection.scalarInt("PRAGMA user_version") ?? 0
+        if current > latestVersion {
+            throw SQLiteError(
+                code: 1, message: "database schema version \(current) is newer than this keychaind (\(latestVersion))")
+        }
+        for migration in all where migration.version > current {
+            try connection.transaction {
+                try connection.executeScript(migration.script)
+                try connection.executeScript("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+}

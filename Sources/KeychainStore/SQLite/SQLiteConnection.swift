@@ -1,0 +1,126 @@
+internal import CSQLite
+
+/// One SQLite connection: owns the `sqlite3*` (closed in `deinit` or by `close()`) and a cache of
+/// prepared statements keyed by SQL.
+///
+/// `@unchecked Sendable`: the connection is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be
+/// used by two threads at once. `ConnectionPool` guarantees that: the writer is only touched
+/// inside its `Mutex`, and a reader is owned by exactly one borrower between checkout and return.
+/// Handing the reference across threads in between is safe because the borrow is exclusive.
+final class SQLiteConnection: @unchecked Sendable {
+    private var db: OpaquePointer?
+    private var cache: [String: SQLiteStatement] = [:]
+    let path: String
+
+    /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)
+    /// with WAL, synchronous=FULL, a busy timeout and foreign keys on.
+    init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
+        self.path = path
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let error = SQLiteError(code: code, db: handle)
+            sqlite3_close_v2(handle)  // closes even when opening failed (GRDB does the same)
+            throw error
+        }
+        db = handle
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        do {
+            if path != ":memory:" {
+                let mode = try scalarText("PRAGMA journal_mode=WAL")
+                guard mode?.lowercased() == "wal" else {
+                    throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL (got \(mode ?? "nil"))")
+                }
+            }
+            try execute("PRAGMA synchronous=FULL")
+            try execute("PRAGMA foreign_keys=ON")
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { db != nil }
+
+    /// Finalizes cached statements and closes the handle; idempotent.
+    func close() {
+        cache.removeAll()
+        if let db { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    private func handle() throws -> OpaquePointer {
+        guard let db else { throw SQLiteError(code: SQLITE_MISUSE, message: "connection is closed") }
+        return db
+    }
+
+    /// A cached prepared statement for `sql`.
+    func statement(_ sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] { return cached }
+        let statement = try SQLiteStatement(db: handle(), sql: sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// Runs `sql` with `values`, ignoring rows; returns the number of rows changed.
+    @discardableResult
+    func execute(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int {
+        let statement = try statement(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        while try statement.step() {}
+        return Int(sqlite3_changes(try handle()))
+    }
+
+    /// Runs several `;`-separated statements without parameters (schema scripts), uncached.
+    func executeScript(_ sql: String) throws {
+        let db = try handle()
+        let code = sqlite3_exec(db, sql, nil, nil, nil)
+        guard code == SQLITE_OK else { throw SQLiteError(code: sqlite3_extended_errcode(db), db: db, sql: sql) }
+    }
+
+    /// Runs `sql` and maps every row.
+    func query<T>(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteStatement) throws -> T) throws -> [T] {
+        let statement = try statement(sql)
+        try statement.bind(values)
+        defer { statement.reset() }
+        var rows: [T] = []
+        while try statement.step() { rows.append(try row(statement)) }
+        return rows
+    }
+
+    /// The first column of the first row as text, or nil.
+    func scalarText(_ sql: String, _ values: [SQLiteValue] = []) throws -> String? {
+        try query(sql, values) { $0.isNull(0) ? nil : $0.text(0) }.first ?? nil
+    }
+
+    func scalarInt(_ sql: String, _ values: [SQLiteValue] = []) throws -> Int64? {
+        try query(sql, values) { $0.isNull(0) ? nil : $0.int64(0) }.first ?? nil
+    }
+
+    var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a read transaction (`BEGIN DEFERRED`), so several selects see one snapshot.
+    func read<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import KeychainCore
+import Logging
+
+/// `ItemStore` over SQLite: one row per item in `items`, attributes in typed columns (searchable
+/// metadata, stored in clear), the secret sealed with the keyring (AES-256-GCM, bound to the
+/// item's class, persistent reference and access group). Uniqueness is enforced by the
+/// database (a partial UNIQUE index per class over the primary key with Apple's defaults), so
+/// two concurrent adds cannot both succeed. Semantics are those of `InMemoryItemStore`.
+///
+/// Known difference: `caseInsensitive` uses SQLite's `NOCASE`, which folds ASCII letters only.
+public final class SQLiteItemStore: ItemStore {
+    let pool: ConnectionPool
+    let keyring: Keyring
+    private let logger: Logger
+
+    init(pool: ConnectionPool, keyring: Keyring, logger: Logger) {
+        self.pool = pool
+        self.keyring = keyring
+        self.logger = logger
+    }
+
+    private static let columns = Attribute.all
+    private static let columnList = columns.map(Schema.column).joined(separator: ", ")
+    private static let insertSQL =
+        "INSERT INTO items (class, persistent_ref, \(columnList), secret) VALUES (?, ?"
+        + String(repeating: ", ?", count: columns.count) + ", ?)"
+    private static let selectList = "seq, class, persistent_ref, \(columnList)"
+    private static let firstAttributeColumn: Int32 = 3
+    private static let classesByCode = Dictionary(uniqueKeysWithValues: ItemClass.storedClasses.map { ($0.code, $0) })
+
+    // MARK: ItemStore
+
+    public func add(_ items: [Item]) throws {
+        guard !items.isEmpty else { return }
+        try StoreErrors.map {
+            try pool.write { db in
+                try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
+                try db.transaction {
+                    for item in items {
+                        var values: [SQLiteValue] = [.text(item.itemClass.code), .text(item.persistentRef.rawValue)]
+                        values.reserveCapacity(Self.columns.count + 3)
+                        for attribute in Self.columns {
+                            values.append(item.attributes[attribute].map(Self.sqlValue) ?? .null)
+                        }
+                        if let secret = item.secret {
+                            values.append(.blob(try keyring.seal(secret, binding: Self.binding(of: item), on: db)))
+                        } else {
+                            values.append(.null)
+                        }
+                        try db.execute(Self.insertSQL, values)
+                    }
+                }
+            }
+        }
+    }
+
+    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, includeSecrets: Bool) throws
+        -> ItemPage
+    {
+        try StoreErrors.map {
+            var (whereClause, values) = Self.whereClause(filter)
+            if let cursor {
+                whereClause += " AND seq > ?"
+                values.append(.integer(cursor.afterSequence))
+            }
+            var sql = "SELECT \(Self.selectList)\(includeSecrets ? ", secret" : "") FROM items WHERE \(whereClause) ORDER BY seq"
+            if let limit {
+                sql += " LIMIT ?"
+                values.append(.integer(Int64(max(0, limit)) + 1))
+            }
+            let rows = try pool.read { db in
+                try db.query(sql, values) { row in
+                    (row.int64(0), try Self.item(from: row), includeSecrets && !row.isNull(Int32(3 + Self.columns.count))
+                        ? row.blob(Int32(3 + Self.columns.count)) : nil)
+                }
+            }
+            var page = rows
+            var next: ItemCursor?
+            if let limit, rows.count > max(0, limit) {
+                page = Array(rows.prefix(max(0, limit)))
+                next = page.last.map { ItemCursor(afterSequence: $0.0) }
+            }
+            let items = try page.map { (_, item, box) -> Item in
+                var item = item
+                if let box { item.secret = try keyring.open(box, binding: Self.binding(of: item)) }
+                return item
+            }
+            return ItemPage(items: items, next: next)
+        }
+    }
+
+    public func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
+        try StoreErrors.map {
+            let (whereClause, whereValues) = Self.whereClause(filter)
+            // The group the secrets will be bound to after the update (as `Item.accessGroup` reads it).
+            let newGroup: String? = changes.attributes[.accessGroup].map { value in
+                if case .string(let group)? = value { return group }
+                return ""
+            }
+            let changedAttributes = Self.columns.filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
+            return try pool.write { db in
+                try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
+                return try db.transaction {
+                    let rows = try db.query(
+                        "SELECT seq, persistent_ref, ifnull(\"accessGroup\", ''), \"modificationDate\", secret FROM items WHERE \(whereClause)",
+                        whereValues
+                    ) { row in
+                        (
+                            seq: row.int64(0), ref: row.text(1), group: row.text(2),
+                            modified: row.isNull(3) ? nil : row.int64(3), secret: row.isNull(4) ? nil : row.blob(4)
+                        )
+                    }
+                    for row in rows {
+                        guard let ref = PersistentRef(row.ref) else { throw KeychainError.decode("bad persistent reference") }
+                        var assignments: [String] = []
+                        var values: [SQLiteValue] = []
+                        for attribute in changedAttributes {
+                            assignments.append("\(Schema.column(attribute)) = ?")
+                            values.append(changes.attributes[attribute]!.map(Self.sqlValue) ?? .null)
+                        }
+                        // Strictly later than the previous modification date.
+                        var millis = changes.modificationDate.millisecondsSince1970
+                        if let old = row.modified, millis <= old { millis = old + 1 }
+                        assignments.append("\"modificationDate\" = ?")
+                        values.append(.integer(millis))
+                        let group = newGroup ?? row.group
+                        let binding = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: group)
+                        if let secret = changes.secret {
+                            assignments.append("secret = ?")
+                            values.append(.blob(try keyring.seal(secret, binding: binding, on: db)))
+                        } else if group != row.group, let box = row.secret {
+                            // The secret is bound to its group: re-seal it under the new binding.
+                            let old = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: row.group)
+                            let plaintext = try keyring.open(box, binding: old)
+                            assignments.append("secret = ?")
+                            values.append(.blob(try keyring.seal(plaintext, binding: binding, on: db)))
+                        }
+                        values.append(.integer(row.seq))
+                        try db.execute("UPDATE items SET \(assignments.joined(separator: ", ")) WHERE seq = ?", values)
+                    }
+                    return rows.count
+                }
+            }
+        }
+    }
+
+    public func delete(_ filter: ItemFilter) throws -> Int {
+        try StoreErrors.map {
+            let (whereClause, values) = Self.whereClause(filter)
+            return try pool.write { db in
+                try db.transaction { try db.execute("DELETE FROM items WHERE \(whereClause)", values) }
+            }
+        }
+    }
+
+    public func countByClass() throws -> [ItemClass: Int] {
+        try StoreErrors.map {
+            var counts: [ItemClass: Int] = [:]
+            for itemClass in ItemClass.storedClasses { counts[itemClass] = 0 }
+            let rows = try pool.read { db in
+                try db.query("SELECT class, count(*) FROM items GROUP BY class") { ($0.text(0), Int($0.int64(1))) }
+            }
+            for (code, count) in rows {
+                if let itemClass = Self.classesByCode[code] { counts[itemClass] = count }
+            }
+            return counts
+        }
+    }
+
+    // MARK: SQL building
+
+    /// The WHERE clause of a filter. The class is a literal (a fixed code, never caller text) so
+    /// the planner can use that class's partial indexes; every other value is bound.
+    static func whereClause(_ filter: ItemFilter) -> (String, [SQLiteValue]) {
+        var clause = "class = '\(filter.itemClass.code)'"
+        var values: [SQLiteValue] = []
+        clause += " AND ifnull(\"accessGroup\", '') IN (" + filter.accessGroups.map { _ in "?" }.joined(separator: ", ") + ")"
+        values += filter.accessGroups.map { .text($0) }
+        if let ref = filter.persistentRef {
+            clause += " AND persistent_ref = ?"
+            values.append(.text(ref.rawValue))
+        }
+        for attribute in columns {
+            guard let wanted = filter.equal[attribute] else { continue }
+            clause += " AND \(Schema.effective(attribute)) = ?"
+            if filter.caseInsensitive, case .string = wanted { clause += " COLLATE NOCASE" }
+            values.append(sqlValue(wanted))
+        }
+        return (clause, values)
+    }
+
+    static func sqlValue(_ value: AttributeValue) -> SQLiteValue {
+        switch value {
+        case .string(let string): .text(string)
+        case .data(let bytes): .blob(bytes)
+        case .integer(let number): .integer(number)
+        case .bool(let flag): .integer(flag ? 1 : 0)
+        case .date(let date): .integer(date.millisecondsSince1970)
+        }
+    }
+
+    static func attributeValue(_ value: SQLiteValue, for attribute: Attribute) -> AttributeValue? {
+        switch value {
+        case .null: return nil
+        case .text(let string): return .string(string)
+        case .blob(let bytes): return .data(bytes)
+        case .integer(let number):
+            switch attribute.valueType {
+            case .bool: return .bool(number != 0)
+            case .date: return .date(Date(millisecondsSince1970: number))
+            default: return .integer(number)
+            }
+        }
+    }
+
+    private static func item(from row: SQLiteStatement) throws -> Item {
+        guard let itemClass = classesByCode[row.text(1)], let ref = PersistentRef(row.text(2)) else {
+            throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
+        }
+        var attributes: [Attribute: AttributeValue] = [:]
+        for (offset, attribute) in columns.enumerated() {
+            let column = firstAttributeColumn + Int32(offset)
+            if row.isNull(column) { continue }
+            if let value = attributeValue(row.value(column), for: attribute) { attributes[attribute] = value }
+        }
+        return Item(itemClass: itemClass, persistentRef: ref, attributes: attributes, secret: nil)
+    }
+
+    static func binding(of item: Item) -> SealBinding {
+        SealBinding(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: item.accessGroup)
+    }
+}

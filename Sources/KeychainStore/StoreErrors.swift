@@ -1,0 +1,35 @@
+import KeychainCore
+
+/// The one place where store-internal errors become `KeychainError`.
+enum StoreErrors {
+    static func map<T>(_ body: () throws -> T) throws(KeychainError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw keychainError(for: error)
+        }
+    }
+
+    static func keychainError(for error: any Error) -> KeychainError {
+        switch error {
+        case let error as KeychainError:
+            return error
+        case let error as SQLiteError:
+            if error.isUniqueConstraint { return .duplicateItem() }
+            if SQLiteError.ResultCode.full ~= error.code { return KeychainError(.diskFull, "the disk is full") }
+            if SQLiteError.ResultCode.corrupt ~= error.code || SQLiteError.ResultCode.notadb ~= error.code {
+                return .io("the database is damaged (SQLite \(error.code.rawValue))")
+            }
+            if SQLiteError.ResultCode.busy ~= error.code || SQLiteError.ResultCode.locked ~= error.code {
+                return .io("the database is busy (SQLite \(error.code.rawValue))")
+            }
+            return .io("storage failure (SQLite \(error.code.rawValue): \(error.message))")
+        case let error as CryptoError:
+            return error.keychainError
+        case is KeychainStoreClosed:
+            return .io("the vault is closed")
+        default:
+            return .io("storage failure")
+        }
+    }
+}

@@ -1,0 +1,238 @@
+internal import CMicroHTTPD
+import Foundation
+import KeychainCore
+import KeychainHTTP
+import Logging
+import Synchronization
+
+/// Serves an `HTTPResponder` on libmicrohttpd: an internal epoll polling thread with a pool of
+/// worker threads, each calling the responder synchronously.
+///
+/// Per request, the first access-handler call only attaches a `PendingRequest` (queuing a
+/// response there would make libmicrohttpd close the keep-alive connection); upload pieces are
+/// appended to it; the answer is queued on the call where no upload data is left. The
+/// completion callback releases the state, also for aborted requests.
+public final class MicroHTTPDServer: Sendable {
+    private let responder: any HTTPResponder
+    private let settings: ServerSettings
+    private let logger: Logger
+    private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
+    /// Requests between their first callback and their completion.
+    let inFlight = Atomic<Int>(0)
+
+    public init(responder: any HTTPResponder, settings: ServerSettings, logger: Logger) {
+        self.responder = responder
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// Whether the linked libmicrohttpd can serve HTTPS.
+    public static var supportsTLS: Bool { CMicroHTTPD_has_tls() != 0 }
+
+    /// Binds and starts the worker threads. Throws when the address is taken or invalid.
+    public func start() throws {
+        try daemon.withLock { handle in
+            precondition(handle == nil, "server already started")
+            handle = try DaemonHandle.start(server: self, settings: settings)
+        }
+    }
+
+    /// The port actually listened on (the chosen one when started with port 0).
+    public var port: UInt16 {
+        daemon.withLock { $0.map { CMicroHTTPD_bound_port($0.pointer) } ?? 0 }
+    }
+
+    /// Stops accepting connections, waits (at most the grace period) for in-flight requests to be
+    /// answered, then closes every connection and joins the threads. Idempotent.
+    public func stop() {
+        guard let handle = daemon.withLock({ handle -> DaemonHandle? in
+            defer { handle = nil }
+            return handle
+        }) else { return }
+        handle.quiesce()
+        let deadline = Date().addingTimeInterval(Double(settings.shutdownGraceSeconds))
+        while inFlight.load(ordering: .acquiring) > 0, Date() < deadline {
+            usleep(10_000)
+        }
+        let abandoned = inFlight.load(ordering: .acquiring)
+        if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
+        handle.stop()
+    }
+
+    // MARK: Called from libmicrohttpd's threads
+
+    /// The answer for a fully received request.
+    func answer(_ request: HTTPRequest) -> HTTPResponse { responder.respond(to: request) }
+
+    func bodyTooLarge() -> HTTPResponse {
+        logger.info("request", metadata: ["route": "unmatched", "status": "413", "client": "-"])
+        return .error(
+            KeychainError.param("request body exceeds the limit of \(settings.maxBodyBytes) bytes"), status: 413)
+    }
+
+    var maxBodyBytes: Int { settings.maxBodyBytes }
+}
+
+/// Owns the `MHD_Daemon` and the retained reference to the server its callbacks use.
+final class DaemonHandle: @unchecked Sendable {
+    // @unchecked: the pointer is only used by start/quiesce/stop, which MicroHTTPDServer
+    // serialises behind its Mutex, and by libmicrohttpd itself.
+    let pointer: OpaquePointer
+    private let context: Unmanaged<MicroHTTPDServer>
+    private var stopped = false
+
+    private init(pointer: OpaquePointer, context: Unmanaged<MicroHTTPDServer>) {
+        self.pointer = pointer
+        self.context = context
+    }
+
+    static func start(server: MicroHTTPDServer, settings: ServerSettings) throws -> DaemonHandle {
+        let address = try SocketAddress(host: settings.host, port: settings.port)
+        try address.checkAvailable()
+        let context = Unmanaged.passRetained(server)
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+        if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        if settings.tls != nil { flags |= MHD_USE_TLS.rawValue }
+        let keyPEM = settings.tls.map { strdup($0.keyPEM) } ?? nil
+        let certificatePEM = settings.tls.map { strdup($0.certificatePEM) } ?? nil
+        defer {
+            if let keyPEM {
+                explicit_bzero(keyPEM, strlen(keyPEM))
+                free(keyPEM)
+            }
+            free(certificatePEM)
+        }
+        let pointer = address.withSockaddr { sockaddr -> OpaquePointer? in
+            var options = CMicroHTTPD_settings(
+                flags: flags, address: sockaddr, thread_pool_size: UInt32(max(1, settings.threads)),
+                connection_limit: UInt32(settings.maxConnections),
+                connection_memory_limit: settings.connectionMemoryBytes,
+                connection_timeout: UInt32(settings.idleTimeoutSeconds), per_ip_connection_limit: 0,
+                handler: accessHandler, handler_cls: context.toOpaque(),
+                completed: requestCompleted, completed_cls: context.toOpaque(),
+                https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM))
+            return CMicroHTTPD_start_daemon(&options)
+        }
+        guard let pointer else {
+            context.release()
+            throw ServerStartError(
+                description: "cannot listen on \(settings.host):\(settings.port): libmicrohttpd refused to start"
+                    + (settings.tls != nil ? " (check the TLS certificate and key)" : ""))
+        }
+        return DaemonHandle(pointer: pointer, context: context)
+    }
+
+    func quiesce() { _ = MHD_quiesce_daemon(pointer) }
+
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        MHD_stop_daemon(pointer)
+        context.release()
+    }
+
+    deinit { stop() }
+}
+
+/// A request being received: its head, then the body pieces as they arrive.
+final class PendingRequest {
+    var body: [UInt8] = []
+    var tooLarge = false
+}
+
+private let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, uploadData, uploadDataSize, requestState in
+    guard let context, let connection, let uploadDataSize, let requestState else { return .NO }
+    let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
+
+    guard let statePointer = requestState.pointee else {
+        // First call: headers only. Attach state; answer on a later call (an answer queued now
+        // is an "early response" after which libmicrohttpd closes the connection).
+        let pending = PendingRequest()
+        requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
+        server.inFlight.add(1, ordering: .relaxed)
+        if let length = headerValue(connection, "Content-Length").flatMap(Int.init), length > server.maxBodyBytes {
+            // Too large by its own account: answer at once, before `100 Continue`, and let the
+            // connection close rather than read the body.
+            pending.tooLarge = true
+            return queue(server.bodyTooLarge(), on: connection)
+        }
+        return .YES
+    }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(statePointer).takeUnretainedValue()
+
+    if uploadDataSize.pointee > 0 {
+        let size = uploadDataSize.pointee
+        if !pending.tooLarge, pending.body.count + size > server.maxBodyBytes {
+            // A body without Content-Length (chunked) outgrew the limit: keep nothing more, let
+            // the rest stream past, and answer 413 at its end, so memory stays bounded and the
+            // client reads a clean answer.
+            pending.tooLarge = true
+            pending.body = []
+        }
+        if !pending.tooLarge, let uploadData {
+            uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
+                pending.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+            }
+        }
+        uploadDataSize.pointee = 0
+        return .YES
+    }
+
+    if pending.tooLarge { return queue(server.bodyTooLarge(), on: connection) }
+    let request = HTTPRequest(
+        method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
+        path: url.map { String(cString: $0) } ?? "/",
+        queryItems: values(of: connection, kind: .GET_ARGUMENT_KIND).map {
+            HTTPRequest.QueryItem(name: $0.name, value: $0.value)
+        },
+        headers: values(of: connection, kind: .HEADER_KIND),
+        body: pending.body,
+        remoteAddress: clientAddress(connection))
+    pending.body = []
+    return queue(server.answer(request), on: connection)
+}
+
+private let requestCompleted: MHD_RequestCompletedCallback = { context, _, requestState, _ in
+    guard let context, let requestState, let statePointer = requestState.pointee else { return }
+    let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
+    Unmanaged<PendingRequest>.fromOpaque(statePointer).release()
+    requestState.pointee = nil
+    server.inFlight.subtract(1, ordering: .releasing)
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    let handle = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+    }
+    guard let handle else { return .NO }
+    for header in response.headers { _ = MHD_add_response_header(handle, header.name, header.value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), handle)
+    MHD_destroy_response(handle)
+    return result
+}
+
+private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
+    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+}
+
+/// Collects the (name, value) pairs of one kind (headers or query arguments).
+private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {
+    final class Collector { var pairs: [(name: String, value: String)] = [] }
+    let collector = Collector()
+    let box = Unmanaged.passUnretained(collector).toOpaque()
+    _ = MHD_get_connection_values(connection, kind, { box, _, key, value in
+        guard let box, let key else { return .YES }
+        let collector = Unmanaged<Collector>.fromOpaque(box).takeUnretainedValue()
+        collector.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+        return .YES
+    }, box)
+    return withExtendedLifetime(collector) { collector.pairs }
+}
+
+private func clientAddress(_ connection: OpaquePointer) -> String? {
+    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+    let found = buffer.withUnsafeMutableBufferPointer { CMicroHTTPD_client_address(connection, $0.baseAddress, socklen_t($0.count)) }
+    guard found != 0 else { return nil }
+    return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}

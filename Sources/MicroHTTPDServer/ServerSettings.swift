@@ -1,0 +1,49 @@
+/// How the libmicrohttpd front listens and what it tolerates.
+public struct ServerSettings: Sendable, Equatable {
+    /// IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`).
+    public var host: String
+    /// 0 asks the OS for a free port; `MicroHTTPDServer.port` tells which.
+    public var port: UInt16
+    /// Worker threads of the epoll pool (the interop notes measured cores as best).
+    public var threads: Int
+    /// Larger request bodies are refused with 413 (errSecParam) without being read.
+    public var maxBodyBytes: Int
+    public var maxConnections: Int
+    /// Memory per connection for headers and buffers (libmicrohttpd's pool).
+    public var connectionMemoryBytes: Int
+    /// Idle connections are closed after this many seconds.
+    public var idleTimeoutSeconds: Int
+    /// How long shutdown waits for in-flight requests before closing connections.
+    public var shutdownGraceSeconds: Int
+    /// PEM text of the TLS certificate and key; nil for plain HTTP.
+    public var tls: TLSMaterial?
+
+    public struct TLSMaterial: Sendable, Equatable {
+        public var certificatePEM: String
+        public var keyPEM: String
+        public init(certificatePEM: String, keyPEM: String) {
+            self.certificatePEM = certificatePEM
+            self.keyPEM = keyPEM
+        }
+    }
+
+    public init(
+        host: String, port: UInt16, threads: Int, maxBodyBytes: Int, maxConnections: Int,
+        connectionMemoryBytes: Int, idleTimeoutSeconds: Int, shutdownGraceSeconds: Int, tls: TLSMaterial? = nil
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.maxBodyBytes = maxBodyBytes
+        self.maxConnections = maxConnections
+        self.connectionMemoryBytes = connectionMemoryBytes
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.tls = tls
+    }
+}
+
+/// Why the server could not start; the description is for the operator.
+public struct ServerStartError: Error, CustomStringConvertible {
+    public let description: String
+}

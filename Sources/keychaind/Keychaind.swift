@@ -1,0 +1,13 @@
+import ArgumentParser
+import KeychainAPI
+
+/// `keychaind`: the keychain server. Wiring only: every behaviour lives in the libraries.
+@main
+struct Keychaind: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keychaind",
+        abstract: "Apple's Keychain Services as an HTTP vault for tokens and other small secrets.",
+        version: KeychaindVersion.current,
+        subcommands: [ServeCommand.self, InitCommand.self],
+        defaultSubcommand: ServeCommand.self)
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import KeychainConfig
+import KeychainHTTP
+import KeychainStore
+import Logging
+import MicroHTTPDServer
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the server; a data directory without a database is initialised first.")
+
+    @Option(name: .long, help: "Config file (see config/keychaind.toml).")
+    var config: String?
+
+    @Option(name: .long, help: "HOST:PORT to listen on (default 127.0.0.1:8420).")
+    var listen: String?
+
+    @Option(name: .customLong("data-dir"), help: "Data directory (default ./data).")
+    var dataDir: String?
+
+    func run() throws {
+        // Block the stop signals before any thread starts, so that every thread inherits the mask
+        // and the main thread alone receives them in sigwait.
+        let stopSignals = StopSignals.block()
+
+        let configuration = try loadConfiguration()
+        let logger = Logging.bootstrap(level: configuration.logLevel)
+
+        let directory = DataDirectory(path: configuration.dataDir)
+        let vault: Vault
+        let server: MicroHTTPDServer
+        do {
+            if !directory.isInitialized {
+                try directory.initialize(logger: logger)
+            }
+            vault = try directory.open(logger: logger)
+            logger.info(
+                "data directory ready",
+                metadata: [
+                    "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
+                    "adminToken": "\(directory.adminTokenPath)",
+                ])
+            let application = Wiring.application(vault: vault, logger: logger)
+            server = MicroHTTPDServer(
+                responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
+            try server.start()
+        } catch {
+            throw Failure(error)
+        }
+        let scheme = configuration.tlsCertFile.isEmpty ? "http" : "https"
+        var address = configuration.listen
+        address.port = server.port
+        logger.notice("keychaind listening on \(scheme)://\(address)")
+
+        let signal = stopSignals.wait()
+        logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
+        server.stop()
+        vault.close()
+        logger.notice("stopped")
+    }
+
+    private func loadConfiguration() throws -> ServerConfiguration {
+        var flags: [String: String] = [:]
+        if let listen { flags["listen"] = listen }
+        if let dataDir { flags["dataDir"] = dataDir }
+        do {
+            return try ConfigurationLoader.load(
+                filePath: config, environment: ProcessInfo.processInfo.environment, flags: flags)
+        } catch {
+            throw Failure(error)
+        }
+    }
+}

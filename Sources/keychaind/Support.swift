@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import KeychainConfig
+import Logging
+
+/// A start-up failure: printed as `keychaind: <message>` on stderr, exit status 1.
+struct Failure: Error, CustomStringConvertible {
+    let description: String
+    init(_ error: any Error) { description = String(describing: error) }
+}
+
+
+enum Logging {
+    /// Sets up swift-log once, writing to stderr at `level`.
+    static func bootstrap(level: ServerConfiguration.LogLevel) -> Logger {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = Logger.Level(rawValue: level.rawValue) ?? .info
+            return handler
+        }
+        return Logger(label: "keychaind")
+    }
+}
+
+/// SIGINT and SIGTERM, blocked in every thread and received by `sigwait` in one place.
+struct StopSignals {
+    private var set = sigset_t()
+
+    static func block() -> StopSignals {
+        var signals = StopSignals()
+        sigemptyset(&signals.set)
+        sigaddset(&signals.set, SIGINT)
+        sigaddset(&signals.set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals.set, nil)
+        return signals
+    }
+
+    /// Waits for one of the signals and returns it.
+    func wait() -> Int32 {
+        var set = self.set
+        var received: Int32 = 0
+        sigwait(&set, &received)
+        return received
+    }
+}

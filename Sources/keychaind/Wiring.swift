@@ -1,0 +1,44 @@
+import Foundation
+import KeychainConfig
+import KeychainCore
+import KeychainHTTP
+import KeychainStore
+import Logging
+import MicroHTTPDServer
+
+/// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
+enum Wiring {
+    static func application(vault: Vault, logger: Logger) -> KeychainApplication {
+        var router = Router()
+        router.addServiceRoutes(isLocked: { false })
+        return KeychainApplication(
+            router: router,
+            authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
+            logger: logger)
+    }
+
+    static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {
+        var tls: ServerSettings.TLSMaterial?
+        if !configuration.tlsCertFile.isEmpty {
+            guard MicroHTTPDServer.supportsTLS else {
+                throw Failure(ConfigurationError("tls: this libmicrohttpd was built without TLS support"))
+            }
+            tls = ServerSettings.TLSMaterial(
+                certificatePEM: try readText(configuration.tlsCertFile, key: "tls.certFile"),
+                keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"))
+        }
+        return ServerSettings(
+            host: configuration.listen.host, port: configuration.listen.port,
+            threads: configuration.threads > 0 ? configuration.threads : ProcessInfo.processInfo.activeProcessorCount,
+            maxBodyBytes: configuration.maxBodyBytes, maxConnections: configuration.maxConnections,
+            connectionMemoryBytes: configuration.connectionMemoryBytes,
+            idleTimeoutSeconds: configuration.idleTimeoutSeconds,
+            shutdownGraceSeconds: configuration.shutdownGraceSeconds, tls: tls)
+    }
+
+    private static func readText(_ path: String, key: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else { throw Failure(ConfigurationError("\(key): cannot read \(path)")) }
+        return text
+    }
+}
