@@ -1,0 +1,325 @@
+import Foundation
+
+/// SecItemAdd / CopyMatching / Update / Delete (`keychain-semantics.md` §5) over an `ItemStore`,
+/// for one calling client. Isolation by access group is decided here: a client's filters never
+/// reach outside its groups, so nothing it sees, counts, changes or is told reveals other items.
+public final class KeychainService: Sendable {
+    public let store: any ItemStore
+    let certificateParser: any CertificateParser
+    let clock: @Sendable () -> Date
+    /// The most items one CopyMatching answer carries before it is cut with a `next` cursor.
+    public let pageSize: Int
+
+    public init(
+        store: any ItemStore, certificateParser: any CertificateParser,
+        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000
+    ) {
+        precondition(pageSize > 0)
+        self.store = store
+        self.certificateParser = certificateParser
+        self.clock = clock
+        self.pageSize = pageSize
+    }
+
+    // MARK: - SecItemAdd
+
+    /// Adds one item (or an identity's certificate and private key in one transaction) and
+    /// returns it as stored, secret included.
+    @discardableResult
+    public func add(_ request: NewItem, client: Client) throws -> FoundItem {
+        let group = try addGroup(request.attributes, client: client)
+        let now = clock().truncatedToMilliseconds
+        for attribute in request.attributes.keys where attribute.isReadOnly {
+            throw KeychainError.param("\"\(attribute.name)\" is read-only")
+        }
+        var common = request.attributes
+        common[.accessGroup] = .string(group)
+        common[.synchronizable] = common[.synchronizable] ?? .bool(false)
+        common[.creationDate] = .date(now)
+        common[.modificationDate] = .date(now)
+        try checkAccessibility(common)
+
+        switch request.itemClass {
+        case .genericPassword, .internetPassword, .key:
+            common[.accessible] = common[.accessible] ?? .string("whenUnlocked")
+            let item = Item(
+                itemClass: request.itemClass, persistentRef: .random(), attributes: common,
+                secret: request.secret ?? SecretBytes([UInt8]()))
+            try store.add([item])
+            return FoundItem(item: item)
+        case .certificate:
+            let certificate = try makeCertificate(common, der: request.secret)
+            try store.add([certificate])
+            return FoundItem(item: certificate)
+        case .identity:
+            var certificateAttributes = common.filter { $0.key.belongs(to: .certificate) }
+            certificateAttributes[.accessible] = common[.accessible] ?? .string("always")
+            let certificate = try makeCertificate(certificateAttributes, der: request.secret)
+            var keyAttributes = common.filter { $0.key.belongs(to: .key) }
+            keyAttributes[.accessible] = common[.accessible] ?? .string("whenUnlocked")
+            if let keyClass = keyAttributes[.keyClass], keyClass != .string("private") {
+                throw KeychainError.param("an identity's key is a private key: \"keyClass\" must be private")
+            }
+            guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else {
+                throw KeychainError.param("the certificate has no public key")
+            }
+            if let label = keyAttributes[.applicationLabel], label != .data(hash) {
+                throw KeychainError.param("\"applicationLabel\" must equal the certificate's publicKeyHash")
+            }
+            keyAttributes[.keyClass] = .string("private")
+            keyAttributes[.applicationLabel] = .data(hash)
+            guard let privateKey = request.privateKey, !privateKey.isEmpty else {
+                throw KeychainError.param("an identity needs \"privateKey\"")
+            }
+            let key = Item(itemClass: .key, persistentRef: .random(), attributes: keyAttributes, secret: privateKey)
+            try store.add([certificate, key])
+            return FoundItem(identityCertificate: certificate, key: key)
+        }
+    }
+
+    private func makeCertificate(_ attributes: [Attribute: AttributeValue], der: SecretBytes?) throws -> Item {
+        guard let der, !der.isEmpty else { throw KeychainError.param("a certificate needs its DER bytes in \"data\"") }
+        let fields = try certificateParser.parse(der.copyBytes())
+        var attributes = attributes.merging(fields.attributes) { _, derived in derived }
+        attributes[.accessible] = attributes[.accessible] ?? .string("always")
+        return Item(itemClass: .certificate, persistentRef: .random(), attributes: attributes, secret: der)
+    }
+
+    /// The group an add goes to: the explicit one if the client has it, else the client's first.
+    private func addGroup(_ attributes: [Attribute: AttributeValue], client: Client) throws -> String {
+        guard let first = client.accessGroups.first else { throw Self.noGroups(client) }
+        guard let explicit = attributes[.accessGroup] else { return first }
+        guard case .string(let group) = explicit, client.accessGroups.contains(group) else {
+            throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(explicit))")
+        }
+        return group
+    }
+
+    /// `…ThisDeviceOnly` items never leave the device, so they cannot be synchronizable.
+    private func checkAccessibility(_ attributes: [Attribute: AttributeValue]) throws {
+        if attributes[.synchronizable] == .bool(true), case .string(let accessible)? = attributes[.accessible],
+            accessible.hasSuffix("ThisDeviceOnly")
+        {
+            throw KeychainError.param("\"accessible\" \(accessible) cannot be synchronizable")
+        }
+    }
+
+    // MARK: - SecItemCopyMatching
+
+    /// The items matching `query`, in creation order, shaped by its limit (one page at most).
+    /// No match: errSecItemNotFound.
+    public func copyMatching(_ query: ItemQuery, client: Client) throws -> MatchResult {
+        let groups = try visibleGroups(query, client: client)
+        let take: Int
+        var remainingAfter: Int?
+        switch query.limit {
+        case .one, .count(1):
+            take = 1
+        case .count(let limit):
+            let remaining = query.cursor?.remaining ?? limit
+            take = min(remaining, pageSize)
+            remainingAfter = remaining - take
+        case .all:
+            take = pageSize
+        }
+        let includeSecrets = query.returnKinds.contains(.data)
+        var result: MatchResult
+        if query.itemClass == .identity {
+            result = try findIdentities(query, groups: groups, take: take, includeSecrets: includeSecrets)
+        } else {
+            let page = try store.find(
+                filter(query, groups: groups), limit: take, after: query.cursor?.after,
+                includeSecrets: includeSecrets)
+            result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
+            result.next = page.next.map { PageCursor(after: $0, remaining: nil) }
+        }
+        // Cut or continue the page according to the limit.
+        switch query.limit {
+        case .one, .count(1):
+            result.next = nil
+        case .count:
+            if let remainingAfter, remainingAfter > 0, let next = result.next {
+                result.next = PageCursor(after: next.after, remaining: remainingAfter)
+            } else {
+                result.next = nil
+            }
+        case .all:
+            break
+        }
+        guard !result.items.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
+        return result
+    }
+
+    // MARK: - SecItemUpdate
+
+    /// Applies `update` to every match in one transaction; returns how many. No match:
+    /// errSecItemNotFound; a primary-key clash: errSecDuplicateItem and nothing changed.
+    @discardableResult
+    public func update(_ query: ItemQuery, with update: ItemUpdate, client: Client) throws -> Int {
+        let groups = try visibleGroups(query, client: client)
+        guard !update.attributes.isEmpty || update.secret != nil else {
+            throw KeychainError.param("the update changes nothing")
+        }
+        for attribute in update.attributes.keys {
+            if attribute.isReadOnly { throw KeychainError.param("\"\(attribute.name)\" is read-only") }
+            if !attribute.belongs(to: query.itemClass) {
+                throw KeychainError.noSuchAttr("\"\(attribute.name)\" is not an attribute of \(query.itemClass.rawValue)")
+            }
+        }
+        if let target = update.attributes[.accessGroup] {
+            guard case .string(let group) = target, client.accessGroups.contains(group) else {
+                throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(target))")
+            }
+        }
+        if update.secret != nil, query.itemClass == .certificate || query.itemClass == .identity {
+            throw KeychainError.param("a certificate's bytes cannot be changed; delete and add it")
+        }
+        try checkAccessibility(update.attributes)
+        let now = clock().truncatedToMilliseconds
+        if query.itemClass == .identity {
+            return try updateIdentities(query, update, groups: groups, now: now)
+        }
+        let changes = ItemChanges(
+            attributes: update.attributes.mapValues { Optional($0) }, secret: update.secret, modificationDate: now)
+        let count = try store.update(filter(query, groups: groups), with: changes)
+        guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
+        return count
+    }
+
+    // MARK: - SecItemDelete
+
+    /// Deletes every match; returns how many. A query naming no attribute needs `deleteAll`.
+    @discardableResult
+    public func delete(_ query: ItemQuery, client: Client) throws -> Int {
+        let groups = try visibleGroups(query, client: client)
+        guard query.namesAnyAttribute || query.deleteAll else {
+            throw KeychainError.param("a delete naming no attribute must say all=true")
+        }
+        if query.itemClass == .identity {
+            let identities = try allIdentities(query, groups: groups)
+            for identity in identities {
+                _ = try store.delete(ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: identity.key?.persistentRef))
+                _ = try store.delete(ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef))
+            }
+            guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
+            return identities.count
+        }
+        let count = try store.delete(filter(query, groups: groups))
+        guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
+        return count
+    }
+
+    // MARK: - Filters and groups
+
+    /// The groups a query may see: all of the client's, or the one it names (which it must have).
+    func visibleGroups(_ query: ItemQuery, client: Client) throws -> [String] {
+        guard !client.accessGroups.isEmpty else { throw Self.noGroups(client) }
+        guard let named = query.attributes[.accessGroup] else { return client.accessGroups }
+        guard case .string(let group) = named, client.accessGroups.contains(group) else {
+            throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(named))")
+        }
+        return [group]
+    }
+
+    func filter(
+        _ query: ItemQuery, groups: [String], itemClass: ItemClass? = nil,
+        attributes: [Attribute: AttributeValue]? = nil
+    ) -> ItemFilter {
+        var equal = attributes ?? query.attributes
+        switch query.synchronizable {
+        case .nonSynchronizable: equal[.synchronizable] = .bool(false)
+        case .synchronizable: equal[.synchronizable] = .bool(true)
+        case .any: equal[.synchronizable] = nil
+        }
+        return ItemFilter(
+            itemClass: itemClass ?? query.itemClass, accessGroups: groups, equal: equal,
+            caseInsensitive: query.caseInsensitive, persistentRef: query.persistentRef)
+    }
+
+    static func noGroups(_ client: Client) -> KeychainError {
+        KeychainError.missingEntitlement("client \"\(client.name)\" has no access groups")
+    }
+
+    static func quoted(_ value: AttributeValue) -> String {
+        if case .string(let text) = value { return "\"\(text)\"" }
+        return "(not a string)"
+    }
+
+    // MARK: - Identities
+
+    /// Certificate constraints: every attribute a certificate has (the common ones included).
+    /// Key constraints: attributes only keys have.
+    private func identityFilters(_ query: ItemQuery, groups: [String]) -> (certificate: ItemFilter, keyAttributes: [Attribute: AttributeValue]) {
+        let certificateAttributes = query.attributes.filter { $0.key.belongs(to: .certificate) }
+        let keyAttributes = query.attributes.filter { !$0.key.belongs(to: .certificate) }
+        return (filter(query, groups: groups, itemClass: .certificate, attributes: certificateAttributes), keyAttributes)
+    }
+
+    /// The private key joined to `certificate`: keyClass private, applicationLabel = publicKeyHash.
+    private func key(
+        for certificate: Item, _ query: ItemQuery, keyAttributes: [Attribute: AttributeValue], groups: [String],
+        includeSecrets: Bool
+    ) throws -> Item? {
+        guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else { return nil }
+        var attributes = keyAttributes
+        attributes[.keyClass] = .string("private")
+        attributes[.applicationLabel] = .data(hash)
+        var keyFilter = filter(query, groups: groups, itemClass: .key, attributes: attributes)
+        keyFilter.persistentRef = nil
+        return try store.find(keyFilter, limit: 1, after: nil, includeSecrets: includeSecrets).items.first
+    }
+
+    /// Certificates joined with their private keys; pages the certificates so that `take`
+    /// identities are found without reading past them.
+    private func findIdentities(_ query: ItemQuery, groups: [String], take: Int, includeSecrets: Bool) throws -> MatchResult {
+        let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
+        var found: [FoundItem] = []
+        var cursor = query.cursor?.after
+        while found.count < take {
+            let page = try store.find(
+                certificateFilter, limit: take - found.count, after: cursor, includeSecrets: includeSecrets)
+            for certificate in page.items {
+                if let key = try key(for: certificate, query, keyAttributes: keyAttributes, groups: groups, includeSecrets: includeSecrets) {
+                    found.append(FoundItem(identityCertificate: certificate, key: key))
+                }
+            }
+            guard let next = page.next else { return MatchResult(items: found, next: nil) }
+            cursor = next
+        }
+        return MatchResult(items: found, next: cursor.map { PageCursor(after: $0, remaining: nil) })
+    }
+
+    private func allIdentities(_ query: ItemQuery, groups: [String]) throws -> [FoundItem] {
+        var all: [FoundItem] = []
+        var paged = query
+        paged.cursor = nil
+        while true {
+            let page = try findIdentities(paged, groups: groups, take: pageSize, includeSecrets: false)
+            all += page.items
+            guard let next = page.next else { return all }
+            paged.cursor = next
+        }
+    }
+
+    /// Updates each matched identity's certificate and key with the attributes each class has.
+    /// Not one transaction across identities (the store updates one filter at a time).
+    private func updateIdentities(_ query: ItemQuery, _ update: ItemUpdate, groups: [String], now: Date) throws -> Int {
+        let identities = try allIdentities(query, groups: groups)
+        guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
+        let certificateChanges = update.attributes.filter { $0.key.belongs(to: .certificate) }
+        let keyChanges = update.attributes.filter { $0.key.belongs(to: .key) && $0.key != .applicationLabel && $0.key != .keyClass }
+        for identity in identities {
+            if !certificateChanges.isEmpty {
+                _ = try store.update(
+                    ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef),
+                    with: ItemChanges(attributes: certificateChanges.mapValues { Optional($0) }, modificationDate: now))
+            }
+            if !keyChanges.isEmpty, let key = identity.key {
+                _ = try store.update(
+                    ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: key.persistentRef),
+                    with: ItemChanges(attributes: keyChanges.mapValues { Optional($0) }, modificationDate: now))
+            }
+        }
+        return identities.count
+    }
+}

@@ -1,0 +1,416 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Testing
+
+@Suite struct AddTests {
+    @Test func defaultsFillGroupAccessibilitySyncAndDates() throws {
+        let fixture = Fixture()
+        let added = try fixture.add([("service", .string("api")), ("account", .string("me")), ("value", .string("pw"))])
+        #expect(added["accessGroup"] == .string("team.app"), "the client's first group")
+        #expect(added["accessible"] == .string("whenUnlocked"))
+        #expect(added["synchronizable"] == .bool(false))
+        guard case .string(let created)? = added["creationDate"] else { Issue.record("no creationDate"); return }
+        #expect(created.hasSuffix("Z") && created.count == 24)
+        #expect(added["creationDate"] == added["modificationDate"])
+        #expect(PersistentRef(added.persistentRef.rawValue) != nil)
+        #expect(added["value"] == .string("pw"))
+        #expect(added["data"] == .string("cHc="))
+    }
+
+    @Test func addWithoutDataStoresEmptyData() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s"))])
+        let found = try fixture.find([("service", .text("s")), ("return", .text("data"))])
+        #expect(found.first?.answer(returning: .data).map(\.name) == ["data", "value"])
+        #expect(found.first?["data"] == .string(""))
+    }
+
+    @Test func explicitGroupMustBeTheClients() throws {
+        let fixture = Fixture()
+        #expect(status { try fixture.add([("accessGroup", .string("team.other"))]) } == .missingEntitlement)
+        let added = try fixture.add([("accessGroup", .string("team.shared"))])
+        #expect(added["accessGroup"] == .string("team.shared"))
+    }
+
+    @Test func clientWithoutGroupsIsRefusedEverywhere() throws {
+        let fixture = Fixture()
+        let client = fixture.groupless
+        #expect(status { try fixture.add([("service", .string("s"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.find([("service", .text("s"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.update([("service", .text("s"))], set: [("label", .string("l"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.delete([("service", .text("s"))], as: client) } == .missingEntitlement)
+    }
+
+    struct CollisionCase: Sendable, CustomTestStringConvertible {
+        let itemClass: ItemClass
+        let first: [(String, WireValue)]
+        let second: [(String, WireValue)]
+        let collides: Bool
+        let testDescription: String
+    }
+
+    static let inet: [(String, WireValue)] = [
+        ("server", .string("example.com")), ("port", .integer(8080)), ("path", .string("/p")),
+        ("securityDomain", .string("d")), ("protocol", .string("https")), ("authenticationType", .string("httpBasic")),
+        ("account", .string("me")),
+    ]
+
+    static let collisions: [CollisionCase] = [
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s")), ("account", .string("a"))],
+                      second: [("service", .string("s")), ("account", .string("a")), ("value", .string("x"))],
+                      collides: true, testDescription: "same service+account"),
+        CollisionCase(itemClass: .genericPassword, first: [], second: [], collides: true,
+                      testDescription: "absent account and service take defaults and collide"),
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s")), ("label", .string("one"))],
+                      second: [("service", .string("s")), ("label", .string("two"))], collides: true,
+                      testDescription: "label is not part of the key"),
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s")), ("generic", .string("AAE="))],
+                      second: [("service", .string("s")), ("generic", .string("AAI="))], collides: true,
+                      testDescription: "generic is not part of the key"),
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s")), ("account", .string("accessToken"))],
+                      second: [("service", .string("s")), ("account", .string("refreshToken"))], collides: false,
+                      testDescription: "token naming fix: different accounts"),
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s"))],
+                      second: [("service", .string("s")), ("accessGroup", .string("team.shared"))], collides: false,
+                      testDescription: "the group is part of the key"),
+        CollisionCase(itemClass: .genericPassword, first: [("service", .string("s"))],
+                      second: [("service", .string("s")), ("synchronizable", .bool(true))], collides: false,
+                      testDescription: "synchronizable is part of the key"),
+        CollisionCase(itemClass: .internetPassword, first: inet, second: inet, collides: true,
+                      testDescription: "inet same key"),
+        CollisionCase(itemClass: .internetPassword, first: inet,
+                      second: inet.map { $0.0 == "port" ? ("port", .integer(443)) : $0 }, collides: false,
+                      testDescription: "inet port differs"),
+        CollisionCase(itemClass: .internetPassword, first: inet,
+                      second: inet.map { $0.0 == "protocol" ? ("protocol", .string("http")) : $0 }, collides: false,
+                      testDescription: "inet protocol differs"),
+        CollisionCase(itemClass: .key, first: [("applicationTag", .string("AAE=")), ("keyType", .string("rsa"))],
+                      second: [("applicationTag", .string("AAE=")), ("keyType", .string("rsa")), ("label", .string("x"))],
+                      collides: true, testDescription: "keys same tag and type"),
+        CollisionCase(itemClass: .key, first: [("applicationTag", .string("AAE=")), ("keyType", .string("rsa"))],
+                      second: [("applicationTag", .string("AAE=")), ("keyType", .string("ec"))],
+                      collides: false, testDescription: "keys differ in type"),
+        CollisionCase(itemClass: .certificate, first: [("data", .string(Base64.encode(StubCertificateParser.certificate("a"))))],
+                      second: [("data", .string(Base64.encode(StubCertificateParser.certificate("a")))), ("label", .string("l"))],
+                      collides: true, testDescription: "same certificate"),
+        CollisionCase(itemClass: .certificate, first: [("data", .string(Base64.encode(StubCertificateParser.certificate("a"))))],
+                      second: [("data", .string(Base64.encode(StubCertificateParser.certificate("b"))))],
+                      collides: false, testDescription: "other serial number"),
+    ]
+
+    @Test(arguments: collisions)
+    func primaryKeyCollisions(_ testCase: CollisionCase) throws {
+        let fixture = Fixture()
+        try fixture.add(testCase.itemClass, testCase.first)
+        let result = status { try fixture.add(testCase.itemClass, testCase.second) }
+        #expect(result == (testCase.collides ? .duplicateItem : nil))
+        #expect(fixture.count(testCase.itemClass, [("synchronizable", .text("any"))]) == (testCase.collides ? 1 : 2))
+    }
+
+    @Test func foreignGroupsNeverCollide() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s"))], as: fixture.stranger)
+        try fixture.add([("service", .string("s"))])
+    }
+
+    @Test func certificatesAreParsedAndDefaultToAlways() throws {
+        let fixture = Fixture()
+        let added = try fixture.add(.certificate, [("data", .string(Base64.encode(StubCertificateParser.certificate("leaf"))))])
+        #expect(added["accessible"] == .string("always"))
+        #expect(added["certificateType"] == .string("x509v3"))
+        #expect(added["certificateEncoding"] == .string("der"))
+        #expect(added["serialNumber"] == .string(Base64.encode(Array("leaf".utf8))))
+        #expect(added["publicKeyHash"] == .string(Base64.encode(StubCertificateParser.hash(Array("leaf".utf8)))))
+        #expect(status { try fixture.add(.certificate, [("data", .string("AAEC"))]) } == .param)
+        #expect(status { try fixture.add(.certificate, []) } == .param)
+    }
+
+    @Test func thisDeviceOnlyCannotBeSynchronizable() {
+        let fixture = Fixture()
+        #expect(status {
+            try fixture.add([("accessible", .string("whenUnlockedThisDeviceOnly")), ("synchronizable", .bool(true))])
+        } == .param)
+    }
+}
+
+@Suite struct CopyMatchingTests {
+    func seeded(pageSize: Int = 1000) throws -> Fixture {
+        let fixture = Fixture(pageSize: pageSize)
+        for account in ["a1", "a2", "a3", "a4", "a5"] {
+            try fixture.add([("service", .string("svc")), ("account", .string(account)), ("value", .string("pw-\(account)"))])
+        }
+        try fixture.add([("service", .string("other")), ("account", .string("a1"))])
+        return fixture
+    }
+
+    func accounts(_ items: [FoundItem]) -> [String] {
+        items.compactMap { if case .string(let text)? = $0["account"] { text } else { nil } }
+    }
+
+    @Test func noMatchIsItemNotFound() throws {
+        let fixture = try seeded()
+        #expect(status { try fixture.find([("service", .text("nope"))]) } == .itemNotFound)
+    }
+
+    @Test func limitShapes() throws {
+        let fixture = try seeded()
+        #expect(accounts(try fixture.find([("service", .text("svc"))])) == ["a1"], "default limit one, creation order")
+        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("1"))])) == ["a1"])
+        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("3"))])) == ["a1", "a2", "a3"])
+        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("all"))])) == ["a1", "a2", "a3", "a4", "a5"])
+        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("10"))])).count == 5)
+        #expect(accounts(try fixture.find([("limit", .text("all"))])).count == 6, "no attribute: the whole class")
+    }
+
+    @Test func matchingIsExactUnlessCaseInsensitive() throws {
+        let fixture = try seeded()
+        #expect(status { try fixture.find([("service", .text("SVC"))]) } == .itemNotFound)
+        #expect(accounts(try fixture.find([("service", .text("SVC")), ("caseInsensitive", .text("true"))])) == ["a1"])
+        try fixture.add([("service", .string("Straße")), ("account", .string("Ünïcode"))])
+        #expect(accounts(try fixture.find([("service", .text("STRASSE".lowercased() == "strasse" ? "straße" : "")),
+                                           ("account", .text("üNÏCODE")), ("caseInsensitive", .text("true"))])) == ["Ünïcode"])
+    }
+
+    @Test func pagesCarryANextCursor() throws {
+        let fixture = try seeded(pageSize: 2)
+        var query = try fixture.query([("service", .text("svc")), ("limit", .text("all"))])
+        var seen: [String] = []
+        var pages = 0
+        while true {
+            let result = try fixture.service.copyMatching(query, client: fixture.app)
+            seen += accounts(result.items)
+            pages += 1
+            guard let next = result.next else { break }
+            query = try fixture.query([("service", .text("svc")), ("limit", .text("all")), ("cursor", .text(next.encoded))])
+        }
+        #expect(seen == ["a1", "a2", "a3", "a4", "a5"])
+        #expect(pages == 3)
+    }
+
+    @Test func numericLimitAcrossPages() throws {
+        let fixture = try seeded(pageSize: 2)
+        let first = try fixture.service.copyMatching(fixture.query([("service", .text("svc")), ("limit", .text("3"))]), client: fixture.app)
+        #expect(accounts(first.items) == ["a1", "a2"])
+        let cursor = try #require(first.next)
+        let second = try fixture.service.copyMatching(
+            fixture.query([("service", .text("svc")), ("limit", .text("3")), ("cursor", .text(cursor.encoded))]), client: fixture.app)
+        #expect(accounts(second.items) == ["a3"])
+        #expect(second.next == nil)
+        let exact = try fixture.service.copyMatching(fixture.query([("service", .text("svc")), ("limit", .text("2"))]), client: fixture.app)
+        #expect(exact.next == nil, "the limit, not the page, ends the list")
+    }
+
+    @Test func synchronizableIsImplicitlyFalse() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s")), ("synchronizable", .bool(true))])
+        #expect(status { try fixture.find([("service", .text("s"))]) } == .itemNotFound)
+        #expect(try fixture.find([("service", .text("s")), ("synchronizable", .text("true"))]).count == 1)
+        try fixture.add([("service", .string("s"))])
+        #expect(try fixture.find([("service", .text("s")), ("synchronizable", .text("any")), ("limit", .text("all"))]).count == 2)
+    }
+
+    @Test func returnShapes() throws {
+        let fixture = try seeded()
+        let item = try #require(try fixture.find([("service", .text("svc")), ("return", .text("data"))]).first)
+        #expect(item.answer(returning: .data).map(\.name) == ["data", "value"])
+        #expect(item.answer(returning: .ref).map(\.name) == ["persistentRef"])
+        let attributes = item.answer(returning: .attributes).map(\.name)
+        #expect(attributes.contains("account") && attributes.contains("persistentRef") && !attributes.contains("data"))
+        #expect(!attributes.contains("class"))
+        #expect(item.answer(returning: .none).isEmpty)
+        try fixture.add([("service", .string("bin")), ("data", .string("/w=="))])
+        let binary = try #require(try fixture.find([("service", .text("bin")), ("return", .text("data"))]).first)
+        #expect(binary.answer(returning: .data).map(\.name) == ["data"], "no value for bytes that are not UTF-8")
+    }
+
+    @Test func byPersistentReference() throws {
+        let fixture = try seeded()
+        let added = try fixture.add([("service", .string("ref"))])
+        let query = try ItemRequestParser.query(.genericPassword, [], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+        #expect(try fixture.service.copyMatching(query, client: fixture.app).items.first?.persistentRef == added.persistentRef)
+        let wrongClass = try ItemRequestParser.query(.internetPassword, [], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+        #expect(status { try fixture.service.copyMatching(wrongClass, client: fixture.app) } == .itemNotFound)
+        #expect(status { try fixture.service.copyMatching(query, client: fixture.stranger) } == .itemNotFound)
+        #expect(status {
+            try ItemRequestParser.query(.genericPassword, [.init("service", .text("x"))], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+        } == .param)
+    }
+}
+
+@Suite struct IsolationTests {
+    /// app: team.app + team.shared; other: team.other + team.shared; stranger: team.stranger.
+    func seeded() throws -> Fixture {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s")), ("account", .string("app"))], as: fixture.app)
+        try fixture.add([("service", .string("s")), ("account", .string("shared")), ("accessGroup", .string("team.shared"))], as: fixture.app)
+        try fixture.add([("service", .string("s")), ("account", .string("other"))], as: fixture.other)
+        try fixture.add([("service", .string("s")), ("account", .string("stranger"))], as: fixture.stranger)
+        return fixture
+    }
+
+    @Test func eachClientSeesItsGroupsOnly() throws {
+        let fixture = try seeded()
+        #expect(fixture.count([("service", .text("s"))], as: fixture.app) == 2)
+        #expect(fixture.count([("service", .text("s"))], as: fixture.other) == 2)
+        #expect(fixture.count([("service", .text("s"))], as: fixture.stranger) == 1)
+        #expect(status { try fixture.find([("account", .text("other"))], as: fixture.app) } == .itemNotFound)
+    }
+
+    @Test func namingAForeignGroupIsMissingEntitlement() throws {
+        let fixture = try seeded()
+        #expect(status { try fixture.find([("accessGroup", .text("team.other"))], as: fixture.app) } == .missingEntitlement)
+        #expect(status { try fixture.update([("accessGroup", .text("team.other"))], set: [("label", .string("x"))], as: fixture.app) } == .missingEntitlement)
+        #expect(status { try fixture.delete([("accessGroup", .text("team.other"))], as: fixture.app) } == .missingEntitlement)
+        #expect(fixture.count([("accessGroup", .text("team.shared"))], as: fixture.other) == 1)
+    }
+
+    @Test func updatesAndDeletesStayInside() throws {
+        let fixture = try seeded()
+        #expect(try fixture.update([("service", .text("s"))], set: [("label", .string("mine"))], as: fixture.app) == 2)
+        #expect(status { try fixture.update([("account", .text("stranger"))], set: [("label", .string("x"))], as: fixture.app) } == .itemNotFound)
+        #expect(try fixture.delete([("service", .text("s"))], as: fixture.stranger) == 1)
+        #expect(fixture.count([("service", .text("s"))], as: fixture.other) == 2)
+        let otherItems = try fixture.find([("service", .text("s")), ("limit", .text("all"))], as: fixture.other)
+        #expect(otherItems.filter { $0["label"] == .string("mine") }.count == 1, "only the shared item was relabelled")
+    }
+
+    @Test func movingToAForeignGroupIsRefused() throws {
+        let fixture = try seeded()
+        #expect(status { try fixture.update([("account", .text("app"))], set: [("accessGroup", .string("team.other"))]) } == .missingEntitlement)
+        #expect(try fixture.update([("account", .text("app"))], set: [("accessGroup", .string("team.shared"))]) == 1)
+        #expect(fixture.count([("accessGroup", .text("team.shared"))], as: fixture.other) == 2)
+    }
+}
+
+@Suite struct UpdateTests {
+    @Test func updatesEveryMatchAndTouchesModificationDate() throws {
+        let fixture = Fixture()
+        let first = try fixture.add([("service", .string("s")), ("account", .string("a")), ("value", .string("1"))])
+        try fixture.add([("service", .string("s")), ("account", .string("b")), ("value", .string("1"))])
+        #expect(try fixture.update([("service", .text("s"))], set: [("value", .string("2"))]) == 2)
+        let items = try fixture.find([("service", .text("s")), ("limit", .text("all")), ("return", .text("attributes,data"))])
+        #expect(items.map { $0["value"] } == [.string("2"), .string("2")])
+        let updated = items[0]
+        #expect(updated["creationDate"] == first["creationDate"])
+        guard case .string(let before)? = first["modificationDate"], case .string(let after)? = updated["modificationDate"] else {
+            Issue.record("dates missing")
+            return
+        }
+        #expect(after > before)
+    }
+
+    @Test func clashIsDuplicateAndChangesNothing() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s")), ("account", .string("a")), ("label", .string("A"))])
+        try fixture.add([("service", .string("s")), ("account", .string("b")), ("label", .string("B"))])
+        #expect(status { try fixture.update([("service", .text("s"))], set: [("account", .string("c"))]) } == .duplicateItem)
+        #expect(status { try fixture.update([("account", .text("a"))], set: [("account", .string("b")), ("label", .string("X"))]) } == .duplicateItem)
+        let labels = try fixture.find([("service", .text("s")), ("limit", .text("all"))]).map { $0["label"] }
+        #expect(labels == [.string("A"), .string("B")])
+    }
+
+    @Test func noMatchIsItemNotFound() throws {
+        let fixture = Fixture()
+        #expect(status { try fixture.update([("service", .text("s"))], set: [("value", .string("x"))]) } == .itemNotFound)
+    }
+
+    @Test func emptyUpdateIsParam() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s"))])
+        #expect(status { try fixture.update([("service", .text("s"))], set: []) } == .param)
+    }
+
+    @Test func seedUpsertFlow() throws {
+        // seed 000 setValue: CopyMatching(no result) → Update or Add.
+        let fixture = Fixture()
+        func setValue(_ value: String, for account: String) throws {
+            let query: [(String, WireValue)] = [("service", .text("someService")), ("account", .text(account))]
+            switch status({ try fixture.service.copyMatching(fixture.query(query + [("return", .text("none"))]), client: fixture.app) }) {
+            case nil: _ = try fixture.update(query, set: [("value", .string(value))])
+            case .itemNotFound?: try fixture.add([("service", .string("someService")), ("account", .string(account)), ("value", .string(value))])
+            case let other?: throw KeychainError(other)
+            }
+        }
+        try setValue("pwd_1234", for: "genericPassword")
+        try setValue("pwd_1235", for: "genericPassword")
+        let item = try fixture.find([("service", .text("someService")), ("account", .text("genericPassword")), ("return", .text("attributes,data"))])
+        #expect(item.first?["value"] == .string("pwd_1235"))
+        #expect(fixture.count() == 1)
+    }
+}
+
+@Suite struct DeleteTests {
+    @Test func deletesEveryMatch() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s")), ("account", .string("a"))])
+        try fixture.add([("service", .string("s")), ("account", .string("b"))])
+        try fixture.add([("service", .string("t")), ("account", .string("a"))])
+        #expect(try fixture.delete([("service", .text("s"))]) == 2)
+        #expect(fixture.count() == 1)
+        #expect(status { try fixture.delete([("service", .text("s"))]) } == .itemNotFound)
+    }
+
+    @Test func namingNothingNeedsAll() throws {
+        let fixture = Fixture()
+        try fixture.add([("service", .string("s"))])
+        try fixture.add([("service", .string("t")), ("synchronizable", .bool(true))])
+        #expect(status { try fixture.delete([]) } == .param)
+        #expect(fixture.count([("synchronizable", .text("any"))]) == 2)
+        #expect(try fixture.delete([("all", .text("true"))]) == 1, "still only non-synchronizable items")
+        #expect(try fixture.delete([("synchronizable", .text("any"))]) == 1)
+    }
+}
+
+@Suite struct IdentityTests {
+    func identityBody(_ name: String, _ extra: [(String, WireValue)] = []) -> [(String, WireValue)] {
+        [("certificate", .string(Base64.encode(StubCertificateParser.certificate(name)))),
+         ("privateKey", .string(Base64.encode(Array("key-\(name)".utf8))))] + extra
+    }
+
+    @Test func addStoresCertificateAndPrivateKey() throws {
+        let fixture = Fixture()
+        let added = try fixture.add(.identity, identityBody("leaf", [("label", .string("me")), ("applicationTag", .string("AAE="))]))
+        #expect(added.itemClass == .identity)
+        #expect(fixture.count(.certificate) == 1)
+        let keys = try fixture.find(.key, [("limit", .text("all"))])
+        #expect(keys.count == 1)
+        #expect(keys[0]["keyClass"] == .string("private"))
+        #expect(keys[0]["applicationLabel"] == .string(Base64.encode(StubCertificateParser.hash(Array("leaf".utf8)))))
+        #expect(keys[0]["applicationTag"] == .string("AAE="))
+        #expect(keys[0]["label"] == .string("me"))
+        #expect(status { try fixture.add(.identity, identityBody("leaf")) } == .duplicateItem)
+        #expect(fixture.count(.key) == 1, "nothing half-added")
+    }
+
+    @Test func findJoinsCertificatesWithTheirPrivateKeys() throws {
+        let fixture = Fixture()
+        try fixture.add(.identity, identityBody("one"))
+        try fixture.add(.certificate, [("data", .string(Base64.encode(StubCertificateParser.certificate("lonely"))))])
+        let hash = Base64.encode(StubCertificateParser.hash(Array("two".utf8)))
+        try fixture.add(.certificate, [("data", .string(Base64.encode(StubCertificateParser.certificate("two"))))])
+        try fixture.add(.key, [("keyClass", .string("public")), ("applicationLabel", .string(hash))])
+        let found = try fixture.find(.identity, [("limit", .text("all")), ("return", .text("attributes,data"))])
+        #expect(found.count == 1)
+        let names = found[0].answer(returning: [.attributes, .data]).map(\.name)
+        #expect(names.contains("key") && names.contains("certificate") && names.contains("privateKey"))
+        #expect(found[0]["privateKey"] == .string(Base64.encode(Array("key-one".utf8))))
+        try fixture.add(.key, [("keyClass", .string("private")), ("applicationLabel", .string(hash))])
+        #expect(try fixture.find(.identity, [("limit", .text("all"))]).count == 2)
+    }
+
+    @Test func identityQueriesTakeKeyAndCertificateAttributes() throws {
+        let fixture = Fixture()
+        try fixture.add(.identity, identityBody("one", [("applicationTag", .string("AAE="))]))
+        try fixture.add(.identity, identityBody("two", [("applicationTag", .string("AAI="))]))
+        #expect(try fixture.find(.identity, [("applicationTag", .text("AAI="))]).first?["serialNumber"] == .string(Base64.encode(Array("two".utf8))))
+        #expect(try fixture.find(.identity, [("serialNumber", .text(Base64.encode(Array("one".utf8))))]).count == 1)
+    }
+
+    @Test func deleteRemovesBothRows() throws {
+        let fixture = Fixture()
+        try fixture.add(.identity, identityBody("one"))
+        #expect(try fixture.delete(.identity, [("all", .text("true"))]) == 1)
+        #expect(fixture.count(.certificate) == 0 && fixture.count(.key) == 0)
+    }
+}
