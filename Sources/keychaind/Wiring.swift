@@ -9,8 +9,11 @@ import MicroHTTPDServer
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 enum Wiring {
     static func application(vault: Vault, logger: Logger) -> KeychainApplication {
+        let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
         router.addServiceRoutes(isLocked: { false })
+        router.addItemRoutes(service: service)
+        router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
