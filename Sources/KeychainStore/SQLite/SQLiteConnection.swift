@@ -115,7 +115,7 @@ final class SQLiteConnection: @unchecked Sendable {
             try execute("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            _ = try? execute("ROLLBACK")
             throw error
         }
     }
