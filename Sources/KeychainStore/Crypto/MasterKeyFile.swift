@@ -68,7 +68,7 @@ enum AtomicFile {
         guard fd >= 0 else {
             throw DataDirectoryError("cannot create a temporary file in \(directory): \(String(cString: strerror(errno)))")
         }
-        let temporary = String(cString: template)
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         var renamed = false
         defer {
             if !renamed { unlink(temporary) }
