@@ -85,7 +85,10 @@ let package = Package(
         .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["keychaind", "KeychainAPI"],
+            dependencies: [
+                "keychaind", "KeychainAPI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings),
     ]
 )
