@@ -40,6 +40,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "StorageBench",
+            dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings),
         .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
         .target(
             name: "KeychainHTTP",

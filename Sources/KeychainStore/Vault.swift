@@ -3,7 +3,7 @@ import Logging
 
 /// An open vault: the item and client stores over one database, the token issuer, and the keyring.
 public final class Vault: Sendable {
-    private let pool: ConnectionPool
+    let pool: ConnectionPool
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
     /// The data keys; `rotate()` and `rewrap(under:)` for key management.

@@ -79,7 +79,6 @@ enum Schema {
         var script = createItemsTable() + "\n"
         for itemClass in ItemClass.storedClasses { script += createPrimaryKeyIndex(itemClass) + "\n" }
         script += """
-            CREATE INDEX items_class_group ON items(class, ifnull("accessGroup", ''));
             CREATE TABLE keyring (
                 term INTEGER PRIMARY KEY,
                 wrapped_key BLOB NOT NULL,

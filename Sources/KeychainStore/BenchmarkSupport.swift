@@ -1,0 +1,46 @@
+import Foundation
+import KeychainCore
+import Logging
+
+/// Hooks for `StorageBench` (not for the server): the crypto loop and a vault opened with a
+/// chosen number of reader connections.
+public enum StorageBenchmarkSupport {
+    /// Seals and opens `size`-byte secrets (as item secrets are: fresh nonce, AAD binding) for
+    /// `seconds`; returns seal+open pairs per second.
+    public static func sealOpenPerSecond(size: Int, seconds: Double) throws -> Double {
+        let cipher = try AESGCM(key: try MasterKeyFile.generate())
+        let secret = SecretBytes([UInt8](repeating: 0x42, count: size))
+        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "bench")
+        let start = Date()
+        var count = 0
+        while true {
+            for _ in 0..<1000 {
+                let box = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding)
+                _ = try SealedBox.open(box, cipher: cipher, binding: binding)
+            }
+            count += 1000
+            let elapsed = Date().timeIntervalSince(start)
+            if elapsed >= seconds { return Double(count) / elapsed }
+        }
+    }
+
+    /// Seals only (no open, so no `SecretBytes` allocation and `mlock`) for `seconds`; seals per second.
+    public static func sealPerSecond(size: Int, seconds: Double) throws -> Double {
+        let cipher = try AESGCM(key: try MasterKeyFile.generate())
+        let secret = SecretBytes([UInt8](repeating: 0x42, count: size))
+        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "bench")
+        let start = Date()
+        var count = 0
+        while true {
+            for _ in 0..<1000 { _ = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding) }
+            count += 1000
+            let elapsed = Date().timeIntervalSince(start)
+            if elapsed >= seconds { return Double(count) / elapsed }
+        }
+    }
+
+    /// Opens `directory` with `maxIdleReaders` reader connections (0: every read on the writer).
+    public static func open(_ directory: DataDirectory, maxIdleReaders: Int, logger: Logger) throws -> Vault {
+        try directory.open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: maxIdleReaders)
+    }
+}

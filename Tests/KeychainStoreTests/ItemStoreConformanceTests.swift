@@ -1,0 +1,261 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Testing
+@testable import KeychainStore
+
+/// The stores every `ItemStore` test runs against: the reference and the SQLite ones.
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory
+    case sqliteMemory
+    case sqliteFile
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty store and whatever keeps it alive.
+    func make() throws -> (store: any ItemStore, keepAlive: AnyObject?) {
+        switch self {
+        case .inMemory:
+            return (InMemoryItemStore(), nil)
+        case .sqliteMemory:
+            let pool = try ConnectionPool(path: ":memory:")
+            try pool.write { try Migrations.apply(on: $0) }
+            let keyring = try Keyring.create(pool: pool, masterKey: try MasterKeyFile.generate(), logger: quietLogger)
+            return (SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger), pool)
+        case .sqliteFile:
+            let fixture = try VaultFixture()
+            return (fixture.vault.items, fixture)
+        }
+    }
+}
+
+@Suite("ItemStore conformance")
+struct ItemStoreConformanceTests {
+    let all = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"])
+
+    @Test(arguments: StoreKind.allCases)
+    func addThenFindInCreationOrder(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let items = (0..<5).map { item(account: "a\($0)", service: "s", secret: "secret-\($0)") }
+        try store.add(Array(items[0..<3]))
+        try store.add(Array(items[3...]))
+        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        #expect(page.items.map(\.persistentRef) == items.map(\.persistentRef))
+        #expect(page.items.map { $0.secret?.utf8String() } == (0..<5).map { "secret-\($0)" })
+        #expect(page.next == nil)
+        #expect(page.items[0][.account] == .string("a0"))
+        #expect(page.items[0][.creationDate] == items[0][.creationDate])
+        let withoutSecrets = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        #expect(withoutSecrets.items.allSatisfy { $0.secret == nil })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func limitAndCursorPage(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let items = (0..<5).map { item(account: "a\($0)") }
+        try store.add(items)
+        var seen: [PersistentRef] = []
+        var cursor: ItemCursor?
+        var pages = 0
+        repeat {
+            let page = try store.find(all, limit: 2, after: cursor, includeSecrets: false)
+            seen += page.items.map(\.persistentRef)
+            cursor = page.next
+            pages += 1
+        } while cursor != nil && pages < 10
+        #expect(pages == 3)
+        #expect(seen == items.map(\.persistentRef))
+        let exact = try store.find(all, limit: 5, after: nil, includeSecrets: false)
+        #expect(exact.items.count == 5 && exact.next == nil)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func filtersOnAttributesGroupsAndPersistentRef(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let a = item(account: "alice", service: "mail", label: "x")
+        let b = item(account: "bob", service: "mail")
+        let c = item(account: "alice", service: "mail", group: "g2")
+        let key = item(.key, group: "g1", extra: [.applicationTag: .data([1, 2, 3])])
+        try store.add([a, b, c, key])
+        func refs(_ filter: ItemFilter) throws -> [PersistentRef] {
+            try store.find(filter, limit: nil, after: nil, includeSecrets: false).items.map(\.persistentRef)
+        }
+        #expect(try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])) == [a.persistentRef, b.persistentRef])
+        #expect(try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"])) == [c.persistentRef])
+        #expect(try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g3"])) == [])
+        #expect(
+            try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"], equal: [.account: .string("alice")]))
+                == [a.persistentRef, c.persistentRef])
+        #expect(
+            try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.label: .string("x")]))
+                == [a.persistentRef])
+        // An absent attribute matches its default.
+        #expect(
+            try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.label: .string("")]))
+                == [b.persistentRef])
+        #expect(
+            try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"], persistentRef: b.persistentRef))
+                == [b.persistentRef])
+        #expect(
+            try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"], persistentRef: b.persistentRef)) == [])
+        #expect(
+            try refs(ItemFilter(itemClass: .key, accessGroups: ["g1"], equal: [.applicationTag: .data([1, 2, 3])]))
+                == [key.persistentRef])
+        #expect(try refs(ItemFilter(itemClass: .key, accessGroups: ["g1"], equal: [.applicationTag: .data([1])])) == [])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func caseInsensitiveMatching(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let a = item(account: "Alice", service: "Mail")
+        try store.add([a])
+        let exact = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("alice")])
+        #expect(try store.find(exact, limit: nil, after: nil, includeSecrets: false).items.isEmpty)
+        var folded = exact
+        folded.caseInsensitive = true
+        #expect(try store.find(folded, limit: nil, after: nil, includeSecrets: false).items.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func absentPrimaryKeyAttributesCollideAsDefaults(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        try store.add([item()])
+        #expect(throws: KeychainError.duplicateItem()) { try store.add([item()]) }
+        // An explicit default equals an absent attribute.
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.add([item(account: "", service: "", extra: [.synchronizable: .bool(false)])])
+        }
+        // Another group, another sync flag, or a non-PK difference only: group/sync distinguish.
+        try store.add([item(group: "g2")])
+        try store.add([item(extra: [.synchronizable: .bool(true)])])
+        #expect(throws: KeychainError.duplicateItem()) { try store.add([item(label: "different label")]) }
+        // Other classes have their own key.
+        try store.add([item(.internetPassword), item(.key), item(.certificate)])
+        #expect(throws: KeychainError.duplicateItem()) { try store.add([item(.internetPassword)]) }
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.add([item(.certificate, extra: [.issuer: .data([]), .serialNumber: .data([])])])
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func batchAddIsAllOrNothing(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        try store.add([item(account: "taken")])
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.add([item(account: "new1"), item(account: "taken")])
+        }
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.add([item(account: "new2"), item(account: "new2")])
+        }
+        let page = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        #expect(page.items.map { $0[.account] } == [.string("taken")])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateChangesEveryMatchAndKeepsDatesIncreasing(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let future = Date(millisecondsSince1970: Date().millisecondsSince1970 + 60_000)
+        let a = item(account: "a", service: "svc", extra: [.modificationDate: .date(future)])
+        let b = item(account: "b", service: "svc")
+        let other = item(account: "c", service: "other")
+        try store.add([a, b, other])
+        let now = Date(millisecondsSince1970: Date().millisecondsSince1970 + 5)  // after b's creation
+        let changes = ItemChanges(
+            attributes: [.label: .string("new"), .comment: .string("c")], secret: SecretBytes(utf8: "rotated"),
+            modificationDate: now)
+        let count = try store.update(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("svc")]),
+            with: changes)
+        #expect(count == 2)
+        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        #expect(page.items.map { $0[.label] } == [.string("new"), .string("new"), nil])
+        #expect(page.items.map { $0.secret?.utf8String() } == ["rotated", "rotated", "secret"])
+        #expect(page.items[0][.modificationDate] == .date(Date(millisecondsSince1970: future.millisecondsSince1970 + 1)))
+        #expect(page.items[1][.modificationDate] == .date(now))
+        #expect(page.items[0][.creationDate] == a[.creationDate])
+        // Removing an attribute with nil.
+        #expect(try store.update(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], persistentRef: b.persistentRef),
+            with: ItemChanges(attributes: [.comment: nil], modificationDate: now)) == 1)
+        let updatedB = try store.find(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], persistentRef: b.persistentRef),
+            limit: nil, after: nil, includeSecrets: false)
+        #expect(updatedB.items.first?[.comment] == nil)
+        #expect(updatedB.items.first?[.label] == .string("new"))
+        // No match: 0 and nothing changed.
+        #expect(try store.update(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("none")]),
+            with: changes) == 0)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateCausingDuplicateChangesNothing(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let a = item(account: "a", service: "svc", label: "la")
+        let b = item(account: "b", service: "svc", label: "lb")
+        try store.add([a, b])
+        // One match moves onto the other's key.
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.update(
+                ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a")]),
+                with: ItemChanges(attributes: [.account: .string("b"), .label: .string("x")], modificationDate: Date()))
+        }
+        // Both matches get the same key (the first row is changed before the second clashes).
+        #expect(throws: KeychainError.duplicateItem()) {
+            try store.update(
+                ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]),
+                with: ItemChanges(
+                    attributes: [.account: .string("same"), .label: .string("y")], secret: SecretBytes(utf8: "z"),
+                    modificationDate: Date()))
+        }
+        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        #expect(page.items.map { $0[.account] } == [.string("a"), .string("b")])
+        #expect(page.items.map { $0[.label] } == [.string("la"), .string("lb")])
+        #expect(page.items.map { $0.secret?.utf8String() } == ["secret", "secret"])
+        #expect(page.items.map { $0[.modificationDate] } == [a[.modificationDate], b[.modificationDate]])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func updateMovingGroupKeepsSecretReadable(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let a = item(account: "a", secret: "kept")
+        try store.add([a])
+        #expect(try store.update(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]),
+            with: ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date())) == 1)
+        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        #expect(page.items.first?.accessGroup == "g2")
+        #expect(page.items.first?.secret?.utf8String() == "kept")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func deleteAndCount(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        try store.add([
+            item(account: "a", service: "svc"), item(account: "b", service: "svc"), item(account: "c"),
+            item(account: "a", service: "svc", group: "g2"), item(.internetPassword), item(.key),
+        ])
+        var counts = try store.countByClass()
+        #expect(counts == [.genericPassword: 4, .internetPassword: 1, .certificate: 0, .key: 1])
+        let deleted = try store.delete(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("svc")]))
+        #expect(deleted == 2)
+        #expect(try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("svc")])) == 0)
+        counts = try store.countByClass()
+        #expect(counts[.genericPassword] == 2)
+        let left = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        #expect(left.items.map { $0[.account] } == [.string("c"), .string("a")])
+        // A deleted key can be added again.
+        try store.add([item(account: "a", service: "svc")])
+    }
+}
