@@ -86,7 +86,6 @@ public final class KeychainClient: Sendable {
         let sessionConfiguration = URLSessionConfiguration.ephemeral
         sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
         sessionConfiguration.timeoutIntervalForResource = configuration.timeout
-        sessionConfiguration.httpShouldUsePipelining = false
         let queue = OperationQueue()
         queue.name = "KeychainClient"
         queue.maxConcurrentOperationCount = 4
