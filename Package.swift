@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "keychaind", targets: ["keychaind"]),
+        .library(name: "KeychainClient", targets: ["KeychainClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -68,6 +69,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
+        .target(name: "KeychainClient", dependencies: ["KeychainAPI", "KeychainCore"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
+            swiftSettings: swiftSettings),
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
 
         // MARK: Tests
@@ -86,7 +91,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "keychaind", "KeychainAPI",
+                "keychaind", "KeychainAPI", "KeychainClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),

@@ -20,6 +20,12 @@ public protocol ItemStore: Sendable {
     /// Deletes every match in one transaction; returns how many.
     func delete(_ filter: ItemFilter) throws -> Int
 
+    /// Deletes every match of each of `filters`, then adds `items`, all in one transaction: all of
+    /// it happens or none of it (a primary-key clash of an added item with what remains, or among
+    /// the added items, is errSecDuplicateItem and nothing changed). Returns how many were deleted.
+    /// Used where several items must change together, e.g. an access and refresh token pair.
+    func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int
+
     /// How many items each stored class holds (for metrics).
     func countByClass() throws -> [ItemClass: Int]
 }

@@ -37,19 +37,39 @@ public final class SQLiteItemStore: ItemStore {
             try pool.write { db in
                 try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
                 try db.transaction {
-                    for item in items {
-                        var values: [SQLiteValue] = [.text(item.itemClass.code), .text(item.persistentRef.rawValue)]
-                        values.reserveCapacity(Self.columns.count + 3)
-                        for attribute in Self.columns {
-                            values.append(item.attributes[attribute].map(Self.sqlValue) ?? .null)
-                        }
-                        if let secret = item.secret {
-                            values.append(.blob(try keyring.seal(secret, binding: Self.binding(of: item), on: db)))
-                        } else {
-                            values.append(.null)
-                        }
-                        try db.execute(Self.insertSQL, values)
+                    for item in items { try insert(item, on: db) }
+                }
+            }
+        }
+    }
+
+    /// Inserts one item, its secret sealed; call inside a write transaction on `db`.
+    private func insert(_ item: Item, on db: SQLiteConnection) throws {
+        var values: [SQLiteValue] = [.text(item.itemClass.code), .text(item.persistentRef.rawValue)]
+        values.reserveCapacity(Self.columns.count + 3)
+        for attribute in Self.columns {
+            values.append(item.attributes[attribute].map(Self.sqlValue) ?? .null)
+        }
+        if let secret = item.secret {
+            values.append(.blob(try keyring.seal(secret, binding: Self.binding(of: item), on: db)))
+        } else {
+            values.append(.null)
+        }
+        try db.execute(Self.insertSQL, values)
+    }
+
+    public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
+        try StoreErrors.map {
+            try pool.write { db in
+                try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
+                return try db.transaction {
+                    var deleted = 0
+                    for filter in filters {
+                        let (whereClause, values) = Self.whereClause(filter)
+                        deleted += try db.execute("DELETE FROM items WHERE \(whereClause)", values)
                     }
+                    for item in items { try insert(item, on: db) }
+                    return deleted
                 }
             }
         }

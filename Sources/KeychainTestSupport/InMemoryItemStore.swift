@@ -81,6 +81,25 @@ public final class InMemoryItemStore: ItemStore {
         }
     }
 
+    public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
+        try state.withLock { state in
+            let before = state.rows.count
+            var rows = state.rows
+            rows.removeAll { row in filters.contains { $0.matches(row.item) } }
+            let deleted = before - rows.count
+            var keys = Set(rows.map { PrimaryKey($0.item) })
+            for item in items {
+                guard keys.insert(PrimaryKey(item)).inserted else { throw KeychainError.duplicateItem() }
+            }
+            for item in items {
+                rows.append(Row(sequence: state.nextSequence, item: item))
+                state.nextSequence += 1
+            }
+            state.rows = rows
+            return deleted
+        }
+    }
+
     public func countByClass() throws -> [ItemClass: Int] {
         state.withLock { state in
             var counts: [ItemClass: Int] = [:]

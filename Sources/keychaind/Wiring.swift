@@ -13,6 +13,7 @@ enum Wiring {
         var router = Router()
         router.addServiceRoutes(isLocked: { false })
         router.addItemRoutes(service: service)
+        router.addTokenRoutes(tokens: TokenService(items: service))
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         return KeychainApplication(
             router: router,

@@ -6,7 +6,7 @@ import Foundation
 public final class KeychainService: Sendable {
     public let store: any ItemStore
     let certificateParser: any CertificateParser
-    let clock: @Sendable () -> Date
+    public let clock: @Sendable () -> Date
     /// The most items one CopyMatching answer carries before it is cut with a `next` cursor.
     public let pageSize: Int
 
@@ -27,18 +27,7 @@ public final class KeychainService: Sendable {
     /// returns it as stored, secret included.
     @discardableResult
     public func add(_ request: NewItem, client: Client) throws -> FoundItem {
-        let group = try addGroup(request.attributes, client: client)
-        let now = clock().truncatedToMilliseconds
-        for attribute in request.attributes.keys where attribute.isReadOnly {
-            throw KeychainError.param("\"\(attribute.name)\" is read-only")
-        }
-        var common = request.attributes
-        common[.accessGroup] = .string(group)
-        common[.synchronizable] = common[.synchronizable] ?? .bool(false)
-        common[.creationDate] = .date(now)
-        common[.modificationDate] = .date(now)
-        try checkAccessibility(common)
-
+        var common = try commonAttributes(request, client: client)
         switch request.itemClass {
         case .genericPassword, .internetPassword, .key:
             common[.accessible] = common[.accessible] ?? .string("whenUnlocked")
@@ -75,6 +64,56 @@ public final class KeychainService: Sendable {
             try store.add([certificate, key])
             return FoundItem(identityCertificate: certificate, key: key)
         }
+    }
+
+    /// The attributes every added item gets: its group (explicit or the client's first), the
+    /// synchronizable flag, both dates; read-only attributes refused.
+    private func commonAttributes(_ request: NewItem, client: Client) throws -> [Attribute: AttributeValue] {
+        let group = try addGroup(request.attributes, client: client)
+        let now = clock().truncatedToMilliseconds
+        for attribute in request.attributes.keys where attribute.isReadOnly {
+            throw KeychainError.param("\"\(attribute.name)\" is read-only")
+        }
+        var common = request.attributes
+        common[.accessGroup] = .string(group)
+        common[.synchronizable] = common[.synchronizable] ?? .bool(false)
+        common[.creationDate] = .date(now)
+        common[.modificationDate] = .date(now)
+        try checkAccessibility(common)
+        return common
+    }
+
+    // MARK: - Delete and add together
+
+    /// SecItemDelete of every query, then SecItemAdd of every request, in one store transaction:
+    /// all of it or nothing (a primary-key clash is errSecDuplicateItem and nothing changed).
+    /// Password and key classes only. Returns how many items were deleted (no match is not an
+    /// error here) and the added items as stored.
+    public func replace(deleting queries: [ItemQuery], adding requests: [NewItem], client: Client) throws
+        -> (deleted: Int, added: [FoundItem])
+    {
+        var filters: [ItemFilter] = []
+        for query in queries {
+            guard query.itemClass.isPasswordOrKey else {
+                throw KeychainError.param("only passwords and keys are replaced together")
+            }
+            guard query.namesAnyAttribute else { throw KeychainError.param("a delete naming no attribute must say all=true") }
+            filters.append(filter(query, groups: try visibleGroups(query, client: client)))
+        }
+        var items: [Item] = []
+        for request in requests {
+            guard request.itemClass.isPasswordOrKey else {
+                throw KeychainError.param("only passwords and keys are replaced together")
+            }
+            var attributes = try commonAttributes(request, client: client)
+            attributes[.accessible] = attributes[.accessible] ?? .string("whenUnlocked")
+            items.append(
+                Item(
+                    itemClass: request.itemClass, persistentRef: .random(), attributes: attributes,
+                    secret: request.secret ?? SecretBytes([UInt8]())))
+        }
+        let deleted = try store.replace(deleting: filters, adding: items)
+        return (deleted, items.map(FoundItem.init(item:)))
     }
 
     private func makeCertificate(_ attributes: [Attribute: AttributeValue], der: SecretBytes?) throws -> Item {
@@ -322,4 +361,8 @@ public final class KeychainService: Sendable {
         }
         return identities.count
     }
+}
+
+extension ItemClass {
+    fileprivate var isPasswordOrKey: Bool { self == .genericPassword || self == .internetPassword || self == .key }
 }

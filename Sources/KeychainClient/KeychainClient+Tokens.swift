@@ -1,0 +1,121 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+
+/// The stored tokens of a service, as `GET /v1/tokens/{service}` answers them.
+public struct StoredTokens: Sendable, Equatable {
+    public var accessToken: String
+    public var refreshToken: String?
+    public var expiresAt: Date?
+    /// Whether `expiresAt` had passed when the server answered.
+    public var expired: Bool
+
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil, expired: Bool = false) {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.expired = expired
+    }
+}
+
+/// What to do with a stored refresh token when saving new tokens.
+public enum RefreshTokenChange: Sendable, Equatable {
+    /// Keep whatever is stored (the default: an OAuth refresh often returns no new refresh token).
+    case keep
+    case replace(String)
+    case remove
+}
+
+extension KeychainClient {
+    /// The token routes' path and query for a service and optional user.
+    private func tokenRoute(_ service: String, user: String?, accessGroup: String?, suffix: String = "")
+        -> (String, [(String, String)])
+    {
+        var query: [(String, String)] = []
+        if let user { query.append(("user", user)) }
+        if let accessGroup { query.append(("accessGroup", accessGroup)) }
+        return ("/tokens/" + Self.pathSegment(service) + suffix, query)
+    }
+
+    /// `PUT /v1/tokens/{service}`: stores the access token and (per `refreshToken`) the refresh
+    /// token in one transaction. `expiresIn` (seconds) and `expiresAt` are exclusive.
+    public func saveTokens(
+        service: String, user: String? = nil, accessToken: String, refreshToken: RefreshTokenChange = .keep,
+        expiresIn: Int? = nil, expiresAt: Date? = nil, accessGroup: String? = nil
+    ) async throws {
+        var members: [(String, JSONValue)] = [("accessToken", .string(accessToken))]
+        switch refreshToken {
+        case .keep: break
+        case .replace(let token): members.append(("refreshToken", .string(token)))
+        case .remove: members.append(("refreshToken", .null))
+        }
+        if let expiresIn { members.append(("expiresIn", .integer(Int64(expiresIn)))) }
+        if let expiresAt { members.append(("expiresAt", .string(RFC3339.format(expiresAt)))) }
+        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
+        _ = try await send("PUT", path, query: query, body: .object(members))
+    }
+
+    /// Convenience for the common case: both tokens given, the refresh token optional (nil keeps
+    /// a stored one).
+    public func saveTokens(
+        service: String, user: String? = nil, accessToken: String, refreshToken: String?, expiresIn: Int? = nil
+    ) async throws {
+        try await saveTokens(
+            service: service, user: user, accessToken: accessToken,
+            refreshToken: refreshToken.map(RefreshTokenChange.replace) ?? .keep, expiresIn: expiresIn)
+    }
+
+    /// `GET /v1/tokens/{service}`: nil when no access token is stored.
+    public func tokens(service: String, user: String? = nil, accessGroup: String? = nil) async throws -> StoredTokens? {
+        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
+        let answer: JSONValue
+        do {
+            answer = try await send("GET", path, query: query)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return nil
+        }
+        guard let access = answer["accessToken"]?.stringValue else {
+            throw KeychainError.decode("the tokens answer has no accessToken")
+        }
+        var expired = false
+        if case .bool(let flag)? = answer["expired"] { expired = flag }
+        return StoredTokens(
+            accessToken: access, refreshToken: answer["refreshToken"]?.stringValue,
+            expiresAt: answer["expiresAt"]?.stringValue.flatMap(RFC3339.parse), expired: expired)
+    }
+
+    /// `DELETE /v1/tokens/{service}`: how many items were removed (0 when there were none).
+    @discardableResult
+    public func deleteTokens(service: String, user: String? = nil, accessGroup: String? = nil) async throws -> Int {
+        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
+        do {
+            let answer = try await send("DELETE", path, query: query)
+            if case .integer(let count)? = answer["deleted"] { return Int(count) }
+            return 0
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return 0
+        }
+    }
+
+    /// `["Authorization": "Bearer <accessToken>"]` for a service, like seed 002's
+    /// `getAuthorizationHeader`: nil when no access token is stored. An expired access token
+    /// throws errSecItemNotFound whose `detail` says it expired (so a caller can refresh it).
+    public func getAuthorizationHeader(service: String, user: String? = nil, accessGroup: String? = nil) async throws
+        -> [String: String]?
+    {
+        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup, suffix: "/authorization")
+        let answer: JSONValue
+        do {
+            answer = try await send("GET", path, query: query)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            // Not stored at all → nil; stored but expired → the server's error (it says so).
+            // Told apart by asking again rather than by reading the error's text.
+            if try await tokens(service: service, user: user, accessGroup: accessGroup) == nil { return nil }
+            throw error
+        }
+        guard let header = answer["Authorization"]?.stringValue else {
+            throw KeychainError.decode("the authorization answer has no Authorization")
+        }
+        return ["Authorization": header]
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import KeychainCore
+import KeychainTestSupport
+import Testing
+
+/// TokenService and TokenRequestParser over the in-memory store, with the fixture's clock.
+@Suite struct TokenServiceTests {
+    let fixture = Fixture()
+    var tokens: TokenService { TokenService(items: fixture.service) }
+
+    @Test func saveKeepsOrRemovesTheRefreshTokenAndReplacesInOneGo() throws {
+        let naming = TokenNaming(service: "api")
+        try tokens.save(TokenUpdate(accessToken: "a1", refresh: .set("r1")), naming: naming, client: fixture.app)
+        #expect(try tokens.save(TokenUpdate(accessToken: "a2"), naming: naming, client: fixture.app) == 1)
+        var found = try tokens.tokens(naming, client: fixture.app)
+        #expect(found.accessToken == "a2" && found.refreshToken == "r1")
+        try tokens.save(TokenUpdate(accessToken: "a3", refresh: .remove), naming: naming, client: fixture.app)
+        found = try tokens.tokens(naming, client: fixture.app)
+        #expect(found.refreshToken == nil)
+        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer a3")
+        #expect(try tokens.delete(naming, client: fixture.app) == 1)
+        #expect(throws: KeychainError.self) { try tokens.delete(naming, client: fixture.app) }
+        #expect(throws: KeychainError.self) { try tokens.tokens(naming, client: fixture.app) }
+    }
+
+    @Test func userNamingAndGroups() throws {
+        let naming = TokenNaming(service: "app", user: "gus@example.com")
+        #expect(naming.attributes(.refreshToken) == [.service: .string("app.refreshToken"), .account: .string("gus@example.com")])
+        try tokens.save(TokenUpdate(accessToken: "a"), naming: naming, client: fixture.app)
+        #expect(throws: KeychainError.self) { try tokens.tokens(naming, client: fixture.stranger) }
+        var foreign = naming
+        foreign.accessGroup = "team.stranger"
+        #expect(throws: KeychainError.missingEntitlement("this client may not use access group \"team.stranger\"")) {
+            try tokens.tokens(foreign, client: fixture.app)
+        }
+    }
+
+    @Test func expiryFromTheServiceClock() throws {
+        let naming = TokenNaming(service: "exp")
+        let past = Fixture.start.addingTimeInterval(-60)
+        try tokens.save(TokenUpdate(accessToken: "old", expiresAt: past), naming: naming, client: fixture.app)
+        let found = try tokens.tokens(naming, client: fixture.app)
+        #expect(found.expired && found.expiresAt == past.truncatedToMilliseconds)
+        #expect {
+            try tokens.authorization(naming, client: fixture.app)
+        } throws: { error in
+            (error as? KeychainError)?.code == .itemNotFound && (error as? KeychainError)?.detail?.contains("expired") == true
+        }
+        let future = try TokenRequestParser.update(
+            [.init("accessToken", .string("new")), .init("expiresIn", .integer(3600))], now: Fixture.start)
+        try tokens.save(future, naming: naming, client: fixture.app)
+        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer new")
+    }
+
+    @Test(arguments: [
+        [WireValue.Field("accessToken", .string("x")), .init("other", .integer(1))],
+        [.init("accessToken", .integer(1))],
+        [.init("refreshToken", .string("r"))],
+        [.init("accessToken", .string("x")), .init("expiresIn", .integer(0))],
+        [.init("accessToken", .string("x")), .init("expiresIn", .integer(5)), .init("expiresAt", .string("2030-01-01T00:00:00Z"))],
+        [.init("accessToken", .string("x")), .init("accessToken", .string("y"))],
+    ])
+    func badBodiesAreErrSecParam(fields: [WireValue.Field]) {
+        #expect {
+            _ = try TokenRequestParser.update(fields, now: Fixture.start)
+        } throws: { ($0 as? KeychainError)?.code == .param }
+    }
+}
