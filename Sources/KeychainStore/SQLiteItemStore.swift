@@ -7,8 +7,6 @@ import Logging
 /// item's class, persistent reference and access group). Uniqueness is enforced by the
 /// database (a partial UNIQUE index per class over the primary key with Apple's defaults), so
 /// two concurrent adds cannot both succeed. Semantics are those of `InMemoryItemStore`.
-///
-/// Known difference: `caseInsensitive` uses SQLite's `NOCASE`, which folds ASCII letters only.
 public final class SQLiteItemStore: ItemStore {
     let pool: ConnectionPool
     let keyring: Keyring
@@ -204,7 +202,9 @@ public final class SQLiteItemStore: ItemStore {
         for attribute in columns {
             guard let wanted = filter.equal[attribute] else { continue }
             clause += " AND \(Schema.effective(attribute)) = ?"
-            if filter.caseInsensitive, case .string = wanted { clause += " COLLATE NOCASE" }
+            if filter.caseInsensitive, case .string = wanted {
+                clause += " COLLATE \(SQLiteConnection.caseInsensitiveCollation)"
+            }
             values.append(sqlValue(wanted))
         }
         return (clause, values)

@@ -118,6 +118,14 @@ struct ItemStoreConformanceTests {
         var folded = exact
         folded.caseInsensitive = true
         #expect(try store.find(folded, limit: nil, after: nil, includeSecrets: false).items.count == 1)
+
+        // Case folding is Unicode's, not ASCII's, in every store.
+        try store.add([item(account: "ÉCOLE", service: "Straße")])
+        let unicode = ItemFilter(
+            itemClass: .genericPassword, accessGroups: ["g1"],
+            equal: [.account: .string("école"), .service: .string("STRAßE")],
+            caseInsensitive: true)
+        #expect(try store.find(unicode, limit: nil, after: nil, includeSecrets: false).items.count == 1)
     }
 
     @Test(arguments: StoreKind.allCases)

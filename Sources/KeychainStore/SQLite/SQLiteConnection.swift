@@ -27,6 +27,8 @@ final class SQLiteConnection: @unchecked Sendable {
         db = handle
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        sqlite3_create_collation_v2(
+            handle, SQLiteConnection.caseInsensitiveCollation, SQLITE_UTF8, nil, compareIgnoringCase, nil)
         do {
             if path != ":memory:" {
                 let mode = try scalarText("PRAGMA journal_mode=WAL")
@@ -46,6 +48,11 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// The collation `caseInsensitive` queries use: Unicode case folding as Swift's
+    /// `lowercased()` does it, so the SQLite store matches exactly what `ItemFilter.matches` (the
+    /// in-memory reference) matches. SQLite's own NOCASE folds ASCII letters only.
+    static let caseInsensitiveCollation = "KEYCHAIN_NOCASE"
 
     var isOpen: Bool { db != nil }
 
@@ -126,4 +133,17 @@ final class SQLiteConnection: @unchecked Sendable {
         defer { _ = try? execute("COMMIT") }
         return try body()
     }
+}
+
+/// `KEYCHAIN_NOCASE`: compares two UTF-8 texts after `lowercased()`, ordering them consistently.
+private let compareIgnoringCase: @convention(c) (
+    UnsafeMutableRawPointer?, Int32, UnsafeRawPointer?, Int32, UnsafeRawPointer?
+) -> Int32 = { _, leftLength, left, rightLength, right in
+    func text(_ pointer: UnsafeRawPointer?, _ length: Int32) -> String {
+        guard let pointer, length > 0 else { return "" }
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: Int(length)), as: UTF8.self)
+    }
+    let a = text(left, leftLength).lowercased()
+    let b = text(right, rightLength).lowercased()
+    return a == b ? 0 : (a < b ? -1 : 1)
 }
