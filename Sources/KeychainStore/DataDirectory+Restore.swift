@@ -46,7 +46,10 @@ extension DataDirectory {
     /// Takes the directory's lock (creating the directory, 0700, when missing). `inUse` when
     /// another process holds it: a second server on one directory, or a restore under a server.
     public func acquireLock() throws -> DataDirectoryLock {
-        if !FileManager.default.fileExists(atPath: path) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw DataDirectoryError.notADirectory(path) }
+        } else {
             do {
                 try FileManager.default.createDirectory(
                     atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
