@@ -28,6 +28,7 @@ public enum ConfigurationLoader {
         "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
         "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
         "tls.certFile", "tls.keyFile",
+        "backup.interval", "backup.directory", "backup.keep",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -120,6 +121,9 @@ public enum ConfigurationLoader {
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
+        case "backup.interval": configuration.backupInterval = try integer(atLeast: 0)
+        case "backup.directory": configuration.backupDirectory = setting.value
+        case "backup.keep": configuration.backupKeep = try integer(atLeast: 1)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

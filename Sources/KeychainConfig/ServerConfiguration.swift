@@ -13,6 +13,9 @@
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
 /// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
+/// | `backup.interval` | integer ≥ 0, seconds between scheduled backups, 0 = off | `0` | `KEYCHAIND_BACKUP_INTERVAL` |
+/// | `backup.directory` | path, empty = `<dataDir>/backups` | empty | `KEYCHAIND_BACKUP_DIRECTORY` |
+/// | `backup.keep` | integer ≥ 1, newest backups kept | `7` | `KEYCHAIND_BACKUP_KEEP` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -27,6 +30,14 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownGraceSeconds: Int = 10
     public var tlsCertFile: String = ""
     public var tlsKeyFile: String = ""
+    public var backupInterval: Int = 0
+    public var backupDirectory: String = ""
+    public var backupKeep: Int = 7
+
+    /// Where scheduled backups go: `backup.directory`, or `<dataDir>/backups` when it is empty.
+    public var effectiveBackupDirectory: String {
+        backupDirectory.isEmpty ? "\(dataDir)/backups" : backupDirectory
+    }
 
     public init() {}
 

@@ -17,6 +17,10 @@ public struct DataDirectory: Sendable {
     public var masterKeyPath: String { "\(path)/master.key" }
     public var databasePath: String { "\(path)/keychain.db" }
     public var adminTokenPath: String { "\(path)/admin.token" }
+    /// The new master key while a rekey is under way (see `Vault.rekey()`).
+    public var pendingMasterKeyPath: String { "\(path)/master.key.new" }
+    /// The file a running server holds an exclusive `flock` on (see `acquireLock()`).
+    public var lockFilePath: String { "\(path)/keychaind.lock" }
 
     /// True when the database file exists.
     public var isInitialized: Bool { FileManager.default.fileExists(atPath: databasePath) }
@@ -76,11 +80,17 @@ public struct DataDirectory: Sendable {
     /// Checks that `path` is a directory and master.key is not group/other accessible, reads the
     /// master key, opens the database (applying migrations), unlocks the keyring, and returns the
     /// open vault. Every failure is a `DataDirectoryError` that names the path and the fix.
-    public func open(logger: Logger) throws -> Vault {
-        try open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold)
+    ///
+    /// With `locked`, the master key is not read (it may even be absent): the vault starts
+    /// locked and `unlock()` loads the key later. `faults` arms crash points for tests.
+    public func open(logger: Logger, locked: Bool = false, faults: FaultInjection = .none) throws -> Vault {
+        try open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, locked: locked, faults: faults)
     }
 
-    func open(logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4) throws -> Vault {
+    func open(
+        logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4, locked: Bool = false,
+        faults: FaultInjection = .none
+    ) throws -> Vault {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw DataDirectoryError(
@@ -97,13 +107,26 @@ public struct DataDirectory: Sendable {
             throw DataDirectoryError(
                 .notInitialized, "the data directory \(path) is not initialized; run `keychaind init` first")
         }
+        if locked {
+            let pool = try openPool(maxIdleReaders: maxIdleReaders)
+            do {
+                let keyring = try Keyring.locked(pool: pool, threshold: rotationThreshold, logger: logger)
+                return Vault(pool: pool, keyring: keyring, directory: self, faults: faults, logger: logger)
+            } catch {
+                pool.close()
+                throw DataDirectoryError(
+                    .damaged,
+                    "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); "
+                        + "restore it from your backup")
+            }
+        }
         guard FileManager.default.fileExists(atPath: masterKeyPath) else {
             throw DataDirectoryError(
                 .missingMasterKey,
                 "the master key \(masterKeyPath) is missing but the database \(databasePath) exists; "
                     + "restore master.key from your backup (without it the secrets cannot be decrypted)")
         }
-        let masterKey = try MasterKeyFile.read(from: masterKeyPath)
+        let candidateKey = try MasterKeyFile.read(from: masterKeyPath)
         let pool: ConnectionPool
         do {
             pool = try openPool(maxIdleReaders: maxIdleReaders)
@@ -111,14 +134,18 @@ public struct DataDirectory: Sendable {
             throw error
         }
         do {
+            let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
             let keyring = try Keyring.unlock(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
-            return Vault(pool: pool, keyring: keyring, logger: logger)
+            return Vault(pool: pool, keyring: keyring, directory: self, faults: faults, logger: logger)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()
             throw DataDirectoryError(
                 .wrongMasterKey,
                 "the master key \(masterKeyPath) does not open the keyring of \(databasePath): it is not this vault's "
                     + "master key; restore the matching master.key from your backup")
+        } catch let error as DataDirectoryError {
+            pool.close()
+            throw error
         } catch {
             pool.close()
             throw DataDirectoryError(
@@ -126,6 +153,31 @@ public struct DataDirectory: Sendable {
                 "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); "
                     + "restore it from your backup")
         }
+    }
+
+    /// The master key that opens this database's keyring: `candidate` (read from master.key)
+    /// when its check value matches; otherwise `master.key.new` when it matches, which completes
+    /// a rekey that was interrupted after the keyring was re-wrapped (it is renamed over
+    /// master.key). A `master.key.new` that opens nothing (a rekey interrupted before the
+    /// re-wrap) is removed. When neither matches, `candidate` is returned and unlocking it fails.
+    func resolveMasterKey(_ candidate: SecretBytes, pool: ConnectionPool, logger: Logger) throws -> SecretBytes {
+        guard let stored = try Keyring.storedCheckValue(pool: pool) else { return candidate }
+        let pendingExists = FileManager.default.fileExists(atPath: pendingMasterKeyPath)
+        if constantTimeEqual(stored, Keyring.checkValue(candidate)) {
+            if pendingExists {
+                unlink(pendingMasterKeyPath)
+                AtomicFile.fsyncDirectory(path)
+                logger.notice(
+                    "removed master.key.new left by an interrupted rekey (the keyring was not re-wrapped under it)")
+            }
+            return candidate
+        }
+        guard pendingExists, let pending = try? MasterKeyFile.read(from: pendingMasterKeyPath),
+            constantTimeEqual(stored, Keyring.checkValue(pending))
+        else { return candidate }
+        try AtomicFile.renameDurably(pendingMasterKeyPath, to: masterKeyPath)
+        logger.notice("completed an interrupted rekey: master.key.new opens the keyring and is now master.key")
+        return pending
     }
 
     private func openPool(maxIdleReaders: Int = 4) throws -> ConnectionPool {
@@ -152,6 +204,10 @@ public struct DataDirectoryError: Error, CustomStringConvertible, Equatable {
     public enum Code: Sendable, Equatable {
         case alreadyInitialized, notInitialized, notADirectory, insecureMasterKey, badMasterKey, missingMasterKey
         case wrongMasterKey, damaged, io
+        /// Another process (a running server, a restore) holds the data directory's lock.
+        case inUse
+        /// A file given to restore is not a usable keychaind database.
+        case badBackup
     }
 
     public let code: Code

@@ -31,7 +31,7 @@ public final class SQLiteItemStore: ItemStore {
 
     public func add(_ items: [Item]) throws {
         guard !items.isEmpty else { return }
-        try StoreErrors.map {
+        try StoreErrors.map { try keyring.withKeys {
             try pool.write { db in
                 try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
                 try db.transaction {
@@ -70,13 +70,13 @@ public final class SQLiteItemStore: ItemStore {
                     return deleted
                 }
             }
-        }
+        } }
     }
 
     public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, includeSecrets: Bool) throws
         -> ItemPage
     {
-        try StoreErrors.map {
+        try StoreErrors.map { try keyring.withKeys {
             var (whereClause, values) = Self.whereClause(filter)
             if let cursor {
                 whereClause += " AND seq > ?"
@@ -105,11 +105,11 @@ public final class SQLiteItemStore: ItemStore {
                 return item
             }
             return ItemPage(items: items, next: next)
-        }
+        } }
     }
 
     public func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
-        try StoreErrors.map {
+        try StoreErrors.map { try keyring.withKeys {
             let (whereClause, whereValues) = Self.whereClause(filter)
             // The group the secrets will be bound to after the update (as `Item.accessGroup` reads it).
             let newGroup: String? = changes.attributes[.accessGroup].map { value in
@@ -160,18 +160,20 @@ public final class SQLiteItemStore: ItemStore {
                     return rows.count
                 }
             }
-        }
+        } }
     }
 
+    /// Needs no key, but like every item operation it is refused while the vault is locked.
     public func delete(_ filter: ItemFilter) throws -> Int {
-        try StoreErrors.map {
+        try StoreErrors.map { try keyring.withKeys {
             let (whereClause, values) = Self.whereClause(filter)
             return try pool.write { db in
                 try db.transaction { try db.execute("DELETE FROM items WHERE \(whereClause)", values) }
             }
-        }
+        } }
     }
 
+    /// Works while locked too (it reads no secret): metrics keep counting items.
     public func countByClass() throws -> [ItemClass: Int] {
         try StoreErrors.map {
             var counts: [ItemClass: Int] = [:]

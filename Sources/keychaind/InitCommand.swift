@@ -27,6 +27,8 @@ struct InitCommand: ParsableCommand {
         let logger = Logging.bootstrap(level: configuration.logLevel)
         let directory = DataDirectory(path: configuration.dataDir)
         do {
+            let lock = try directory.acquireLock()
+            defer { withExtendedLifetime(lock) {} }
             try directory.initialize(logger: logger)
         } catch {
             throw Failure(error)

@@ -8,6 +8,6 @@ struct Keychaind: ParsableCommand {
         commandName: "keychaind",
         abstract: "Apple's Keychain Services as an HTTP vault for tokens and other small secrets.",
         version: KeychaindVersion.current,
-        subcommands: [ServeCommand.self, InitCommand.self],
+        subcommands: [ServeCommand.self, InitCommand.self, RestoreCommand.self],
         defaultSubcommand: ServeCommand.self)
 }

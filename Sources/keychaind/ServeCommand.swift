@@ -20,6 +20,11 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Data directory (default ./data).")
     var dataDir: String?
 
+    @Flag(
+        name: .long,
+        help: "Start locked: master.key is not read (it may be absent) until POST /admin/unlock. Needs an initialised data directory.")
+    var locked = false
+
     func run() throws {
         // Block the stop signals before any thread starts, so that every thread inherits the mask
         // and the main thread alone receives them in sigwait.
@@ -31,11 +36,32 @@ struct ServeCommand: ParsableCommand {
         let directory = DataDirectory(path: configuration.dataDir)
         let vault: Vault
         let server: MicroHTTPDServer
+        let directoryLock: DataDirectoryLock
+        var backups: BackupScheduler?
         do {
+            directoryLock = try directory.acquireLock()
             if !directory.isInitialized {
+                if locked {
+                    throw Failure(DataDirectoryError(
+                        .notInitialized,
+                        "--locked needs an initialised data directory and \(directory.path) has no database; "
+                            + "run `keychaind init --data-dir \(directory.path)` first"))
+                }
                 try directory.initialize(logger: logger)
             }
-            vault = try directory.open(logger: logger)
+            let faults = FaultInjection.fromEnvironment(ProcessInfo.processInfo.environment)
+            if let point = faults.armedPoint {
+                logger.warning("fault injection armed: the process exits with status 70 at \(point)")
+            }
+            vault = try directory.open(logger: logger, locked: locked, faults: faults)
+            if locked { logger.notice("started locked: POST /v1/admin/unlock loads \(directory.masterKeyPath)") }
+            if configuration.backupInterval > 0 {
+                let scheduler = BackupScheduler(
+                    vault: vault, directory: configuration.effectiveBackupDirectory,
+                    intervalSeconds: configuration.backupInterval, keep: configuration.backupKeep, logger: logger)
+                try scheduler.start()
+                backups = scheduler
+            }
             logger.info(
                 "data directory ready",
                 metadata: [
@@ -57,7 +83,9 @@ struct ServeCommand: ParsableCommand {
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
         server.stop()
+        backups?.stop()
         vault.close()
+        withExtendedLifetime(directoryLock) {}
         logger.notice("stopped")
     }
 

@@ -11,10 +11,11 @@ enum Wiring {
     static func application(vault: Vault, logger: Logger) -> KeychainApplication {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
-        router.addServiceRoutes(isLocked: { false })
+        router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)
         router.addTokenRoutes(tokens: TokenService(items: service))
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
+        router.addVaultRoutes(vault: vault)
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),

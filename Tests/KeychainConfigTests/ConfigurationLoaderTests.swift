@@ -53,12 +53,35 @@ struct ConfigurationLoaderTests {
         ("[limits]\nconnectionMemoryBytes = 100", "limits.connectionMemoryBytes"),
         ("[tls]\ncertFile = \"/x.pem\"", "tls.keyFile"),
         ("listen = \"127.0.0.1:1\"\nlisten = \"127.0.0.1:2\"", "listen"),
+        ("[backup]\ninterval = -5", "backup.interval"),
+        ("[backup]\nkeep = 0", "backup.keep"),
+        ("[backup]\nevery = 3", "backup.every"),
     ])
     func badFileSettingsAreErrorsNamingTheKey(text: String, key: String) throws {
         let error = #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(fileText: text, filePath: "test.toml", environment: [:], flags: [:])
         }
         #expect(error?.description.contains(key) == true, "\(error?.description ?? "")")
+    }
+
+    @Test func backupSettingsFromFileEnvironmentAndDefaults() throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.backupInterval == 0 && defaults.backupDirectory.isEmpty && defaults.backupKeep == 7)
+        #expect(defaults.effectiveBackupDirectory == "./data/backups")
+        let file = """
+            dataDir = "/srv/kc"
+            [backup]
+            interval = 3600
+            keep = 24
+            """
+        let fromFile = try ConfigurationLoader.load(fileText: file, environment: [:], flags: [:])
+        #expect(fromFile.backupInterval == 3600 && fromFile.backupKeep == 24)
+        #expect(fromFile.effectiveBackupDirectory == "/srv/kc/backups")
+        let environment = ["KEYCHAIND_BACKUP_DIRECTORY": "/backups/kc", "KEYCHAIND_BACKUP_INTERVAL": "60"]
+        let fromEnvironment = try ConfigurationLoader.load(fileText: file, environment: environment, flags: [:])
+        #expect(fromEnvironment.backupInterval == 60 && fromEnvironment.backupKeep == 24)
+        #expect(fromEnvironment.effectiveBackupDirectory == "/backups/kc")
+        #expect(ConfigurationLoader.environmentName(for: "backup.keep") == "KEYCHAIND_BACKUP_KEEP")
     }
 
     @Test func badEnvironmentValueNamesTheVariable() throws {

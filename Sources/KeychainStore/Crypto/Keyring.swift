@@ -21,14 +21,23 @@ public final class Keyring: Sendable {
         let cipher: AESGCM
     }
 
-    private struct State {
+    /// Everything secret. Absent while locked.
+    private struct Keys {
         var masterKey: SecretBytes
         var terms: [UInt32: Term]
+    }
+
+    private struct State {
+        var keys: Keys?
+        var termNumbers: [UInt32]
         var current: UInt32
         var currentEncryptions: UInt64
     }
 
     private let state: Mutex<State>
+    /// Held shared by every operation that uses a key (`withKeys`), exclusively by `lock()` and
+    /// `unlock(masterKey:)`: when `lock()` returns, no operation holds a key any more.
+    private let gate = ReadersWriterLock()
     private let pool: ConnectionPool
     private let logger: Logger
     public let rotationThreshold: UInt64
@@ -44,12 +53,15 @@ public final class Keyring: Sendable {
     public var currentTerm: UInt32 { state.withLock { $0.current } }
 
     /// Every term the keyring holds, ascending.
-    public var terms: [UInt32] { state.withLock { $0.terms.keys.sorted() } }
+    public var terms: [UInt32] { state.withLock { $0.termNumbers } }
 
     /// How many secrets the current term has sealed.
     public var currentTermEncryptions: UInt64 { state.withLock { $0.currentEncryptions } }
 
-    // MARK: Creating and unlocking
+    /// True while no key is in memory (after `lock()`, or opened locked).
+    public var isLocked: Bool { state.withLock { $0.keys == nil } }
+
+    // MARK: Creating, locking and unlocking
 
     /// Writes a new keyring (term 1 and the key check value) into an empty database.
     static func create(
@@ -67,9 +79,23 @@ public final class Keyring: Sendable {
                     [.blob(wrap(dataKey, term: 1, kek: kek)), .integer(Date().millisecondsSince1970)])
             }
         }
-        let state = State(
-            masterKey: masterKey, terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))], current: 1,
-            currentEncryptions: 0)
+        let keys = Keys(masterKey: masterKey, terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))])
+        let state = State(keys: keys, termNumbers: [1], current: 1, currentEncryptions: 0)
+        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+    }
+
+    /// The keyring of an existing database, locked: it knows its terms but holds no key.
+    /// `KeychainError.decode` when the keyring is empty.
+    static func locked(
+        pool: ConnectionPool, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+    ) throws -> Keyring {
+        let rows = try pool.read { db in
+            try db.query("SELECT term, encryptions FROM keyring ORDER BY term") {
+                (UInt32(truncatingIfNeeded: $0.int64(0)), UInt64(max(0, $0.int64(1))))
+            }
+        }
+        guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
+        let state = State(keys: nil, termNumbers: rows.map(\.0), current: last.0, currentEncryptions: last.1)
         return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
     }
 
@@ -78,34 +104,80 @@ public final class Keyring: Sendable {
     static func unlock(
         pool: ConnectionPool, masterKey: SecretBytes, threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
-        let kek = try AESGCM(key: masterKey)
-        let (check, rows) = try pool.write { db in
-            try db.read {
-                let check = try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first
-                let rows = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
-                    (UInt32(truncatingIfNeeded: $0.int64(0)), $0.blob(1), UInt64(max(0, $0.int64(2))))
-                }
-                return (check, rows)
-            }
-        }
-        guard let check else { throw KeychainError.decode("the keyring has no key check value") }
-        guard constantTimeEqual(check, checkValue(masterKey)) else {
-            throw KeychainError.authFailed("the master key does not open this keyring")
-        }
-        guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
-        var terms: [UInt32: Term] = [:]
-        for (term, wrapped, _) in rows {
-            do {
-                let key = try unwrap(wrapped, term: term, kek: kek)
-                terms[term] = Term(key: key, cipher: try AESGCM(key: key))
-            } catch {
-                logger.error("keyring term fails authentication", metadata: ["term": "\(term)"])
-                throw KeychainError.decode("keyring term \(term) is damaged")
-            }
-        }
-        let state = State(masterKey: masterKey, terms: terms, current: last.0, currentEncryptions: last.2)
-        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+        let keyring = try locked(pool: pool, threshold: threshold, logger: logger)
+        try keyring.unlock(masterKey: masterKey)
+        return keyring
     }
+
+    /// The key check value stored in the database, nil when there is none.
+    static func storedCheckValue(pool: ConnectionPool) throws -> [UInt8]? {
+        try pool.read { db in try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first }
+    }
+
+    /// Loads every data key with `masterKey`, waiting for nothing but a concurrent `lock()`.
+    /// `authFailed` (and still locked) when `masterKey` does not match the key check value,
+    /// `decode` when a wrapped key fails authentication. A no-op when already unlocked.
+    func unlock(masterKey: SecretBytes) throws {
+        try gate.withWriteLock {
+            if !isLocked { return }
+            let kek = try AESGCM(key: masterKey)
+            let (check, rows) = try pool.write { db in
+                try db.read {
+                    let check = try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first
+                    let rows = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
+                        (UInt32(truncatingIfNeeded: $0.int64(0)), $0.blob(1), UInt64(max(0, $0.int64(2))))
+                    }
+                    return (check, rows)
+                }
+            }
+            guard let check else { throw KeychainError.decode("the keyring has no key check value") }
+            guard constantTimeEqual(check, Self.checkValue(masterKey)) else {
+                throw KeychainError.authFailed("the master key does not open this keyring")
+            }
+            guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
+            var terms: [UInt32: Term] = [:]
+            for (term, wrapped, _) in rows {
+                do {
+                    let key = try Self.unwrap(wrapped, term: term, kek: kek)
+                    terms[term] = Term(key: key, cipher: try AESGCM(key: key))
+                } catch {
+                    logger.error("keyring term fails authentication", metadata: ["term": "\(term)"])
+                    throw KeychainError.decode("keyring term \(term) is damaged")
+                }
+            }
+            state.withLock { state in
+                // The in-memory count never goes down (it may only over-count).
+                let encryptions = state.current == last.0 ? max(state.currentEncryptions, last.2) : last.2
+                state = State(
+                    keys: Keys(masterKey: masterKey, terms: terms), termNumbers: rows.map(\.0), current: last.0,
+                    currentEncryptions: encryptions)
+            }
+        }
+    }
+
+    /// Drops the master key and every data key. Waits until no operation is using a key; when it
+    /// returns the keyring holds no reference to key material (`SecretBytes` wipes on release,
+    /// the cipher contexts are cleansed when freed). Idempotent.
+    public func lock() {
+        gate.withWriteLock {
+            let released = state.withLock { state -> Keys? in
+                defer { state.keys = nil }
+                return state.keys
+            }
+            if released != nil { logger.notice("keyring locked: keys dropped from memory") }
+        }
+    }
+
+    /// Runs `body` while the keys stay in memory (`lock()` waits for it);
+    /// `KeychainError.interactionNotAllowed` when locked. Not re-entrant: take it once per operation.
+    func withKeys<T>(_ body: () throws -> T) throws -> T {
+        try gate.withReadLock {
+            guard !isLocked else { throw Self.lockedError }
+            return try body()
+        }
+    }
+
+    static let lockedError = KeychainError.interactionNotAllowed("the vault is locked; an admin must unlock it")
 
     static func checkValue(_ masterKey: SecretBytes) -> [UInt8] { Digest.hmacSHA256(key: masterKey, checkLabel) }
 
@@ -145,9 +217,10 @@ public final class Keyring: Sendable {
     /// Seals `secret` under the current term; call inside the write transaction on `db`, which
     /// also persists the term's encryption count.
     func seal(_ secret: SecretBytes, binding: SealBinding, on db: SQLiteConnection) throws -> [UInt8] {
-        let (term, cipher, count) = state.withLock { state -> (UInt32, AESGCM, UInt64) in
+        let (term, cipher, count) = try state.withLock { state -> (UInt32, AESGCM, UInt64) in
+            guard let cipher = state.keys?.terms[state.current]?.cipher else { throw Self.lockedError }
             state.currentEncryptions += 1
-            return (state.current, state.terms[state.current]!.cipher, state.currentEncryptions)
+            return (state.current, cipher, state.currentEncryptions)
         }
         let box = try SealedBox.seal(secret, term: term, cipher: cipher, binding: binding)
         try db.execute(
@@ -161,9 +234,11 @@ public final class Keyring: Sendable {
     func open(_ box: [UInt8], binding: SealBinding) throws -> SecretBytes {
         do {
             let (_, term) = try SealedBox.header(of: box)
-            guard let cipher = state.withLock({ $0.terms[term]?.cipher }) else {
-                throw CryptoError.invalidInput("unknown keyring term \(term)")
+            let cipher = try state.withLock { state -> AESGCM? in
+                guard let keys = state.keys else { throw Self.lockedError }
+                return keys.terms[term]?.cipher
             }
+            guard let cipher else { throw CryptoError.invalidInput("unknown keyring term \(term)") }
             return try SealedBox.open(box, cipher: cipher, binding: binding)
         } catch let error as CryptoError {
             logger.error(
@@ -179,14 +254,16 @@ public final class Keyring: Sendable {
     // MARK: Rotation and rewrapping
 
     /// Starts a new term now; later secrets are sealed under it. Returns its number.
+    /// `interactionNotAllowed` when locked.
     @discardableResult
     public func rotate() throws -> UInt32 {
-        try StoreErrors.map { try pool.write { db in try startTerm(on: db) } }
+        try StoreErrors.map { try withKeys { try pool.write { db in try startTerm(on: db) } } }
     }
 
     private func startTerm(on db: SQLiteConnection) throws -> UInt32 {
         let (next, kek) = try state.withLock { state in
-            (state.current + 1, try AESGCM(key: state.masterKey))
+            guard let keys = state.keys else { throw Self.lockedError }
+            return ((state.termNumbers.last ?? state.current) + 1, try AESGCM(key: keys.masterKey))
         }
         let dataKey = try SecureRandom.key()
         try db.transaction {
@@ -197,7 +274,8 @@ public final class Keyring: Sendable {
         }
         let cipher = try AESGCM(key: dataKey)
         state.withLock { state in
-            state.terms[next] = Term(key: dataKey, cipher: cipher)
+            state.keys?.terms[next] = Term(key: dataKey, cipher: cipher)
+            state.termNumbers.append(next)
             state.current = next
             state.currentEncryptions = 0
         }
@@ -208,23 +286,33 @@ public final class Keyring: Sendable {
     /// Re-wraps every data key (and the key check value) under `newMasterKey`, in one
     /// transaction. Secrets are not re-sealed: their data keys do not change. After it returns,
     /// the vault must be opened with the new master key (write it with `MasterKeyFile.write`).
+    /// Prefer `Vault.rekey()`, which also replaces the key file crash-safely.
     public func rewrap(under newMasterKey: SecretBytes) throws {
-        try StoreErrors.map {
-            let newKEK = try AESGCM(key: newMasterKey)
-            try pool.write { db in
-                let terms = state.withLock { $0.terms.mapValues(\.key) }
-                try db.transaction {
-                    for (term, key) in terms {
-                        try db.execute(
-                            "UPDATE keyring SET wrapped_key = ? WHERE term = ?",
-                            [.blob(Self.wrap(key, term: term, kek: newKEK)), .integer(Int64(term))])
-                    }
-                    try db.execute(
-                        "UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(Self.checkValue(newMasterKey))])
-                }
-                state.withLock { $0.masterKey = newMasterKey }
+        try StoreErrors.map { try withKeys { try rewrapHoldingKeys(under: newMasterKey) } }
+    }
+
+    /// `rewrap(under:)` for a caller already inside `withKeys`; returns how many keys it re-wrapped.
+    @discardableResult
+    func rewrapHoldingKeys(under newMasterKey: SecretBytes) throws -> Int {
+        let newKEK = try AESGCM(key: newMasterKey)
+        let count = try pool.write { db in
+            let terms = try state.withLock { state in
+                guard let keys = state.keys else { throw Self.lockedError }
+                return keys.terms.mapValues(\.key)
             }
-            logger.info("keyring rewrapped under a new master key")
+            try db.transaction {
+                for (term, key) in terms {
+                    try db.execute(
+                        "UPDATE keyring SET wrapped_key = ? WHERE term = ?",
+                        [.blob(Self.wrap(key, term: term, kek: newKEK)), .integer(Int64(term))])
+                }
+                try db.execute(
+                    "UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(Self.checkValue(newMasterKey))])
+            }
+            state.withLock { $0.keys?.masterKey = newMasterKey }
+            return terms.count
         }
+        logger.info("keyring rewrapped under a new master key", metadata: ["terms": "\(count)"])
+        return count
     }
 }

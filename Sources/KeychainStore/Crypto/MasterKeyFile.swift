@@ -98,6 +98,31 @@ enum AtomicFile {
         }
     }
 
+    /// Renames `source` over `destination` (atomic on POSIX) and fsyncs the directory, so the
+    /// new name is durable when it returns.
+    static func renameDurably(_ source: String, to destination: String) throws {
+        guard Glibc.rename(source, destination) == 0 else {
+            throw DataDirectoryError("cannot rename \(source) to \(destination): \(String(cString: strerror(errno)))")
+        }
+        fsyncDirectory(parentDirectory(of: destination))
+    }
+
+    /// fsyncs a file's contents.
+    static func fsyncFile(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw DataDirectoryError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        guard Glibc.fsync(fd) == 0 else { throw DataDirectoryError("cannot fsync \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    static func fsyncDirectory(_ directory: String) {
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = Glibc.fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
     static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         let parent = String(path[..<slash])

@@ -13,8 +13,9 @@ final class SQLiteConnection: @unchecked Sendable {
     let path: String
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)
-    /// with WAL, synchronous=FULL, a busy timeout and foreign keys on.
-    init(path: String, busyTimeoutMilliseconds: Int32 = 5000) throws {
+    /// with WAL (or, with `wal: false`, a rollback journal: a self-contained single file, as
+    /// backups are), synchronous=FULL, a busy timeout and foreign keys on.
+    init(path: String, busyTimeoutMilliseconds: Int32 = 5000, wal: Bool = true) throws {
         self.path = path
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
@@ -31,9 +32,10 @@ final class SQLiteConnection: @unchecked Sendable {
             handle, SQLiteConnection.caseInsensitiveCollation, SQLITE_UTF8, nil, compareIgnoringCase, nil)
         do {
             if path != ":memory:" {
-                let mode = try scalarText("PRAGMA journal_mode=WAL")
-                guard mode?.lowercased() == "wal" else {
-                    throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL (got \(mode ?? "nil"))")
+                let wanted = wal ? "wal" : "delete"
+                let mode = try scalarText("PRAGMA journal_mode=\(wanted)")
+                guard mode?.lowercased() == wanted else {
+                    throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to \(wanted) (got \(mode ?? "nil"))")
                 }
             }
             try execute("PRAGMA synchronous=FULL")
@@ -125,6 +127,36 @@ final class SQLiteConnection: @unchecked Sendable {
             _ = try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Copies this connection's main database into a new file at `path` with SQLite's online
+    /// backup API, in one `sqlite3_backup_step(-1)`: one read transaction, so the copy is one
+    /// consistent snapshot while writers on other connections go on (WAL). The copy uses a
+    /// rollback journal (one self-contained file, no -wal beside it). `path` must not exist.
+    func backup(into path: String) throws {
+        let source = try handle()
+        var destination: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let opened = sqlite3_open_v2(path, &destination, flags, nil)
+        defer { sqlite3_close_v2(destination) }
+        guard opened == SQLITE_OK, let destination else { throw SQLiteError(code: opened, db: destination) }
+        guard let backup = sqlite3_backup_init(destination, "main", source, "main") else {
+            throw SQLiteError(code: sqlite3_extended_errcode(destination), db: destination)
+        }
+        var code: Int32
+        var attempts = 0
+        repeat {
+            code = sqlite3_backup_step(backup, -1)
+            if code == SQLITE_BUSY || code == SQLITE_LOCKED {
+                attempts += 1
+                sqlite3_sleep(10)
+            }
+        } while (code == SQLITE_BUSY || code == SQLITE_LOCKED) && attempts < 500
+        let finished = sqlite3_backup_finish(backup)
+        guard code == SQLITE_DONE else { throw SQLiteError(code: code, message: "backup step failed") }
+        guard finished == SQLITE_OK else { throw SQLiteError(code: finished, db: destination) }
+        let switched = sqlite3_exec(destination, "PRAGMA journal_mode=DELETE", nil, nil, nil)
+        guard switched == SQLITE_OK else { throw SQLiteError(code: switched, db: destination) }
     }
 
     /// Runs `body` inside a read transaction (`BEGIN DEFERRED`), so several selects see one snapshot.
