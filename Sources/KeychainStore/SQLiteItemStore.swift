@@ -38,7 +38,7 @@ public final class SQLiteItemStore: ItemStore {
                     for item in items { try insert(item, on: db) }
                 }
             }
-        }
+        } }
     }
 
     /// Inserts one item, its secret sealed; call inside a write transaction on `db`.
@@ -57,7 +57,7 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
-        try StoreErrors.map {
+        try StoreErrors.map { try keyring.withKeys {
             try pool.write { db in
                 try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
                 return try db.transaction {
