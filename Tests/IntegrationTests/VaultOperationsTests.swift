@@ -73,6 +73,11 @@ struct VaultOperationsTests {
         #expect(read.json["error"] as? String == "errSecInteractionNotAllowed")
         #expect(try fixture.add("b", "two").status == 503)
         #expect(try fixture.http.send("DELETE", "/v1/items/genericPassword?service=svc", token: fixture.token).status == 503)
+        // The token routes sit on the same store, so they are locked too.
+        for (method, path) in [("GET", "/v1/tokens/svc"), ("GET", "/v1/tokens/svc/authorization"), ("DELETE", "/v1/tokens/svc")] {
+            #expect(try fixture.http.send(method, path, token: fixture.token).status == 503, "\(method) \(path)")
+        }
+        #expect(try fixture.http.json("PUT", "/v1/tokens/svc", ["accessToken": "t"], token: fixture.token).status == 503)
 
         let health = try fixture.http.send("GET", "/v1/health")
         #expect(health.status == 503)
