@@ -64,20 +64,28 @@ public struct Router: Sendable {
         routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler))
     }
 
+    /// Matches a request. `HEAD` is answered by the `GET` route of the path (libmicrohttpd sends
+    /// the headers without the body). Empty segments are kept, so `/items/key/` with an empty
+    /// reference is not the whole-class route `/items/key`.
     public func match(method: HTTPMethod, path: String) -> Match {
         var parts = Self.split(path)
         if parts.first == "v1" { parts.removeFirst() }
+        let wanted = method == .head ? HTTPMethod.get : method
         var allowed: [HTTPMethod] = []
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
-            if route.method == method { return .found(route, parameters: parameters) }
+            if route.method == wanted { return .found(route, parameters: parameters) }
             if !allowed.contains(route.method) { allowed.append(route.method) }
+            if route.method == .get, !allowed.contains(.head) { allowed.append(.head) }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
+    /// The segments of a path without its leading slash; every other empty segment is kept.
     private static func split(_ path: String) -> [String] {
-        path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if parts.first == "" { parts.removeFirst() }
+        return parts
     }
 
     private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {
@@ -86,7 +94,9 @@ public struct Router: Sendable {
         for (segment, part) in zip(segments, parts) {
             switch segment {
             case .literal(let literal): if literal != part { return nil }
-            case .parameter(let name): parameters[name] = part
+            case .parameter(let name):
+                guard !part.isEmpty else { return nil }
+                parameters[name] = part
             }
         }
         return parameters

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import KeychainAPI
 
 /// `keychaind`: the keychain server. Wiring only: every behaviour lives in the libraries.
@@ -10,4 +11,10 @@ struct Keychaind: ParsableCommand {
         version: KeychaindVersion.current,
         subcommands: [ServeCommand.self, InitCommand.self, RestoreCommand.self],
         defaultSubcommand: ServeCommand.self)
+
+    static func main() {
+        // Everything keychaind creates (database, WAL, backups, audit log) is private to its user.
+        umask(0o077)
+        main(nil)
+    }
 }

@@ -181,4 +181,37 @@ final class ItemRoutesLiveTests {
         let after = try http.send("GET", "/v1/items/genericPassword?limit=all&return=attributes,data", token: token)
         #expect(after.text == before.text, "stored items must be unchanged")
     }
+
+    @Test func anEmptyReferenceIsNotTheWholeClass() throws {
+        let token = try newClient("empty-ref", groups: ["refs"])
+        for account in ["one", "two"] {
+            let body = ["service": "refs", "account": account, "value": "kept"]
+            #expect(try http.json("POST", "/v1/items/genericPassword", body, token: token).status == 201)
+        }
+        let patch = try http.json("PATCH", "/v1/items/genericPassword/", ["value": "oops"], token: token)
+        #expect(patch.status == 404)
+        let read = try http.send("GET", "/v1/items/genericPassword?service=refs&limit=all&return=data", token: token)
+        let values = (read.json["items"] as? [[String: Any]])?.compactMap { $0["value"] as? String }
+        #expect(values == ["kept", "kept"])
+    }
+
+    @Test func theLastAdminCannotBeRevoked() throws {
+        let refused = try http.send("DELETE", "/v1/admin/clients/admin", token: admin)
+        #expect(refused.status == 400)
+        #expect(refused.json["error"] as? String == "errSecParam")
+        #expect(try http.send("GET", "/v1/admin/clients", token: admin).status == 200, "still administrable")
+
+        // With a second admin, the first may go.
+        let second = try http.json("POST", "/v1/admin/clients", ["name": "admin2", "accessGroups": ["ops"], "role": "admin"], token: admin)
+        let secondToken = try #require(second.json["token"] as? String)
+        #expect(try http.send("DELETE", "/v1/admin/clients/admin", token: secondToken).status == 200)
+        #expect(try http.send("GET", "/v1/admin/clients", token: admin).status == 401)
+    }
+
+    @Test func headAnswersLikeGetWithoutABody() throws {
+        let response = try http.send("HEAD", "/v1/health")
+        #expect(response.status == 200)
+        #expect(response.headers["content-type"] == "application/json")
+        #expect(response.body.isEmpty)
+    }
 }

@@ -20,7 +20,7 @@ struct ServerLifecycleTests {
             let path = server.dataDir.appendingPathComponent(file).path
             #expect(FileManager.default.fileExists(atPath: path), "\(file) missing")
         }
-        for file in ["master.key", "admin.token"] {
+        for file in ["master.key", "admin.token", "keychain.db"] {
             let attributes = try FileManager.default.attributesOfItem(
                 atPath: server.dataDir.appendingPathComponent(file).path)
             #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file) must be 0600")
@@ -42,7 +42,7 @@ struct ServerLifecycleTests {
 
         let wrongMethod = try server.client().send("DELETE", "/v1/health")
         #expect(wrongMethod.status == 405)
-        #expect(wrongMethod.headers["allow"] == "GET")
+        #expect(wrongMethod.headers["allow"] == "GET, HEAD")
         #expect(wrongMethod.json["error"] is String)
     }
 

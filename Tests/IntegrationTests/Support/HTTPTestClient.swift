@@ -26,7 +26,7 @@ struct HTTPTestClient {
         if body != nil, allHeaders["Content-Type"] == nil { allHeaders["Content-Type"] = "application/json" }
         try connection.write(Self.head(method, path, headers: allHeaders, bodyLength: body?.count))
         if let body { try connection.write(body) }
-        return try connection.readResponse()
+        return try connection.readResponse(hasBody: method != "HEAD")
     }
 
     func json(_ method: String, _ path: String, _ object: Any, token: String? = nil) throws -> Response {
@@ -82,8 +82,9 @@ final class TestConnection {
 
     func write(_ text: String) throws { try write(Data(text.utf8)) }
 
-    /// Reads one response (Content-Length framed). Throws on timeout or a closed connection.
-    func readResponse() throws -> HTTPTestClient.Response {
+    /// Reads one response (Content-Length framed; no body follows an answer to HEAD). Throws on
+    /// timeout or a closed connection.
+    func readResponse(hasBody: Bool = true) throws -> HTTPTestClient.Response {
         while true {
             if let end = buffer.range(of: Data("\r\n\r\n".utf8)) {
                 let head = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
@@ -102,7 +103,7 @@ final class TestConnection {
                     buffer.removeSubrange(buffer.startIndex..<end.upperBound)
                     continue
                 }
-                let length = Int(headers["content-length"] ?? "0") ?? 0
+                let length = hasBody ? Int(headers["content-length"] ?? "0") ?? 0 : 0
                 while buffer.count - (end.upperBound - buffer.startIndex) < length { try fill() }
                 let bodyStart = end.upperBound
                 let body = buffer[bodyStart..<(bodyStart + length)]
