@@ -28,6 +28,7 @@ public enum ConfigurationLoader {
         "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
         "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
         "tls.certFile", "tls.keyFile",
+        "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -100,6 +101,13 @@ public enum ConfigurationLoader {
             guard let value = Int(setting.value), value >= minimum else { throw fail("an integer ≥ \(minimum)") }
             return value
         }
+        func boolean() throws -> Bool {
+            switch setting.value {
+            case "true": return true
+            case "false": return false
+            default: throw fail("true or false")
+            }
+        }
         switch setting.key {
         case "listen":
             guard let address = ListenAddress(parsing: setting.value) else { throw fail("HOST:PORT") }
@@ -120,6 +128,10 @@ public enum ConfigurationLoader {
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
+        case "audit.enabled": configuration.auditEnabled = try boolean()
+        case "audit.file": configuration.auditFile = setting.value
+        case "audit.failClosed": configuration.auditFailClosed = try boolean()
+        case "audit.fsync": configuration.auditFsync = try boolean()
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

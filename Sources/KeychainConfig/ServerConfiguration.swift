@@ -13,6 +13,10 @@
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
 /// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
+/// | `audit.enabled` | boolean | `true` | `KEYCHAIND_AUDIT_ENABLED` |
+/// | `audit.file` | path, empty = `<dataDir>/audit.log` | empty | `KEYCHAIND_AUDIT_FILE` |
+/// | `audit.failClosed` | boolean | `false` | `KEYCHAIND_AUDIT_FAIL_CLOSED` |
+/// | `audit.fsync` | boolean | `false` | `KEYCHAIND_AUDIT_FSYNC` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -27,6 +31,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var shutdownGraceSeconds: Int = 10
     public var tlsCertFile: String = ""
     public var tlsKeyFile: String = ""
+    public var auditEnabled: Bool = true
+    public var auditFile: String = ""
+    public var auditFailClosed: Bool = false
+    public var auditFsync: Bool = false
+
+    /// Where the audit log is written: `audit.file`, or `<dataDir>/audit.log`.
+    public var auditFilePath: String { auditFile.isEmpty ? "\(dataDir)/audit.log" : auditFile }
 
     public init() {}
 

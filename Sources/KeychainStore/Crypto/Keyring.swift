@@ -49,6 +49,17 @@ public final class Keyring: Sendable {
     /// How many secrets the current term has sealed.
     public var currentTermEncryptions: UInt64 { state.withLock { $0.currentEncryptions } }
 
+    /// A key for another purpose (the audit log's HMAC), derived as HMAC-SHA-256(term 1's data
+    /// key, `label`). Term 1 is never dropped and its key is neither changed by `rotate()` nor by
+    /// `rewrap(under:)` (rekey), so the derived key is stable for the vault's life; nil when the
+    /// keyring holds no term 1.
+    public func derivedKey(label: String) -> SecretBytes? {
+        guard let key = state.withLock({ $0.terms[1]?.key }) else { return nil }
+        var mac = Digest.hmacSHA256(key: key, Array(label.utf8))
+        defer { SecretBytes.wipe(&mac) }
+        return SecretBytes(mac)
+    }
+
     // MARK: Creating and unlocking
 
     /// Writes a new keyring (term 1 and the key check value) into an empty database.

@@ -1,0 +1,222 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+import Logging
+import Synchronization
+
+/// Writes the audit log: one JSON line per request (and, when `failClosed`, one more before the
+/// handler runs). Entries name who did what to which item, never what was stored: attribute
+/// values and path parameters appear only as a keyed HMAC (`mac`, HMAC-SHA-256 under the vault's
+/// audit key, cut to 16 bytes, base64url), so equal values correlate across entries and across
+/// restarts, but cannot be read. Secrets, tokens, bodies and the raw path are never written.
+///
+/// `failClosed`: the request is audited (`"phase":"attempt"`) *before* its handler runs; when
+/// that line cannot be written the request is refused with errSecNotAvailable (503) and nothing
+/// is changed. Either way, the outcome line is written before the response is handed back.
+public final class Auditor: Sendable {
+    public let file: AuditFile
+    public let failClosed: Bool
+    private let mac: @Sendable ([UInt8]) -> [UInt8]
+    private let logger: Logger
+    private let clock: @Sendable () -> Date
+    private let sequence = Atomic<UInt64>(0)
+    private let failures = Atomic<UInt64>(0)
+    private let failing = Atomic<Bool>(false)
+
+    /// `mac`: HMAC-SHA-256 under the audit key (the output is cut to 16 bytes here).
+    public init(
+        file: AuditFile, failClosed: Bool, mac: @escaping @Sendable ([UInt8]) -> [UInt8], logger: Logger,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.file = file
+        self.failClosed = failClosed
+        self.mac = mac
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// How many lines could not be written since start (`keychaind_audit_write_failures_total`).
+    public var writeFailures: UInt64 { failures.load(ordering: .relaxed) }
+
+    /// What an entry says about the request's target, worked out once per request.
+    struct Subject {
+        var itemClass: String?
+        var persistentRef: String?
+        var attributes: [(String, JSONValue)] = []
+        var changes: [(String, JSONValue)] = []
+        var parameters: [(String, JSONValue)] = []
+    }
+
+    /// One request's entry, filled in as the request goes.
+    struct Entry {
+        let id: UInt64
+        var method: String
+        var route: String
+        var remote: String?
+        var client: String?
+        var subject = Subject()
+        var status: Int?
+        var osStatus: Int32?
+        var milliseconds: Double?
+    }
+
+    func begin(_ request: HTTPRequest, route: String) -> Entry {
+        Entry(
+            id: sequence.add(1, ordering: .relaxed).newValue, method: Self.methodLabel(request.method), route: route,
+            remote: request.remoteAddress)
+    }
+
+    /// The class, reference and HMACed attributes of a matched request. Only names that are
+    /// attributes of the class are kept (never `value`, `data`, `privateKey`, control keys or
+    /// unknown names); path parameters other than the class, the reference and a client name
+    /// are HMACed.
+    func subject(of request: HTTPRequest, parameters: [String: String]) -> Subject {
+        var subject = Subject()
+        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            switch name {
+            case "class": continue
+            case "persistentRef":
+                subject.persistentRef = PersistentRef(value) != nil ? value : nil
+            case "name" where NewClientRequest.isValidName(value):
+                subject.parameters.append((name, .string(value)))
+            default:
+                subject.parameters.append((name, .string(tag(name, Self.raw(value)))))
+            }
+        }
+        guard let className = parameters["class"], let itemClass = ItemClass(rawValue: className) else {
+            return subject
+        }
+        subject.itemClass = itemClass.rawValue
+        if request.method == .post {
+            subject.attributes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+        } else {
+            subject.attributes = attributeTags(itemClass, request.queryFields)
+            if request.method == .patch {
+                subject.changes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+            }
+        }
+        return subject
+    }
+
+    /// The attempt line (failClosed only); throws errSecNotAvailable when it cannot be written.
+    func recordAttempt(_ entry: Entry) throws {
+        guard write(line(entry, phase: "attempt")) else {
+            throw KeychainError(.notAvailable, "the audit log cannot be written; the request was refused")
+        }
+    }
+
+    /// The outcome line; a failure is counted and logged, never thrown.
+    func recordOutcome(_ entry: Entry) {
+        _ = write(line(entry, phase: nil))
+    }
+
+    // MARK: - Lines
+
+    func line(_ entry: Entry, phase: String?) -> [UInt8] {
+        var members: [(String, JSONValue)] = [
+            ("time", .string(RFC3339.format(clock()))), ("id", .integer(Int64(truncatingIfNeeded: entry.id))),
+        ]
+        if let phase { members.append(("phase", .string(phase))) }
+        members.append(("client", entry.client.map { .string($0) } ?? .null))
+        if let remote = entry.remote { members.append(("remote", .string(remote))) }
+        members.append(("method", .string(entry.method)))
+        members.append(("route", .string(entry.route)))
+        if let status = entry.status { members.append(("status", .integer(Int64(status)))) }
+        if let osStatus = entry.osStatus { members.append(("osStatus", .integer(Int64(osStatus)))) }
+        if let itemClass = entry.subject.itemClass { members.append(("class", .string(itemClass))) }
+        if let ref = entry.subject.persistentRef { members.append(("persistentRef", .string(ref))) }
+        if !entry.subject.attributes.isEmpty { members.append(("attributes", .object(entry.subject.attributes))) }
+        if !entry.subject.changes.isEmpty { members.append(("changes", .object(entry.subject.changes))) }
+        if !entry.subject.parameters.isEmpty { members.append(("params", .object(entry.subject.parameters))) }
+        if let milliseconds = entry.milliseconds { members.append(("ms", .number(milliseconds))) }
+        var bytes = JSONValue.object(members).serialized()
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    private func write(_ line: [UInt8]) -> Bool {
+        do {
+            try file.append(line)
+            if failing.load(ordering: .relaxed) {
+                failing.store(false, ordering: .relaxed)
+                logger.notice("audit log writable again", metadata: ["path": "\(file.path)"])
+            }
+            return true
+        } catch {
+            failures.add(1, ordering: .relaxed)
+            // Logged once per run of failures, not once per request.
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger.error(
+                    "audit log cannot be written",
+                    metadata: ["error": "\(error)", "failClosed": "\(failClosed)"])
+            }
+            return false
+        }
+    }
+
+    // MARK: - HMAC tags
+
+    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, JSONValue)] {
+        fields.compactMap { field in
+            guard let attribute = Attribute.named(field.name), attribute.belongs(to: itemClass) else { return nil }
+            let canonical = (try? attribute.parse(field.value)).map(Self.canonical) ?? Self.raw(field.value)
+            return (field.name, .string(tag(field.name, canonical)))
+        }
+    }
+
+    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]).
+    func tag(_ name: String, _ canonical: [UInt8]) -> String {
+        var message = Array(name.utf8)
+        message.append(0)
+        message += canonical
+        return Self.base64url(mac(message).prefix(16))
+    }
+
+    /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
+    /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
+    static func canonical(_ value: AttributeValue) -> [UInt8] {
+        switch value {
+        case .string(let text): [UInt8(ascii: "s")] + Array(text.utf8)
+        case .data(let bytes): [UInt8(ascii: "d")] + bytes
+        case .integer(let number): [UInt8(ascii: "i")] + Array(String(number).utf8)
+        case .bool(let flag): [UInt8(ascii: "b")] + Array((flag ? "true" : "false").utf8)
+        case .date(let date): [UInt8(ascii: "t")] + Array(String(date.millisecondsSince1970).utf8)
+        }
+    }
+
+    /// A value the attribute's parser refused, as sent.
+    static func raw(_ value: WireValue) -> [UInt8] {
+        switch value {
+        case .string(let text), .text(let text): raw(text)
+        default: [UInt8(ascii: "r")] + JSONValue(value).serialized()
+        }
+    }
+
+    static func raw(_ text: String) -> [UInt8] { [UInt8(ascii: "r")] + Array(text.utf8) }
+
+    /// Known methods as they are, anything else as `OTHER` (bounded labels, nothing echoed).
+    static func methodLabel(_ method: HTTPMethod) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete: method.rawValue
+        default: "OTHER"
+        }
+    }
+
+    static func base64url<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((buffer >> UInt32(bits)) & 63)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 63)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
