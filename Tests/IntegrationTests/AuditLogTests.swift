@@ -119,9 +119,9 @@ struct AuditLogTests {
         #expect(lines[0]["id"] as? Int == lines[1]["id"] as? Int)
         #expect(lines[0]["status"] == nil && lines[1]["status"] as? Int == 201)
 
-        // The log's path becomes a directory: nothing can be appended there any more.
+        // The log is deleted and its path becomes a directory: nothing can be appended any more.
         let log = server.dataDir.appendingPathComponent("audit.log")
-        try FileManager.default.moveItem(at: log, to: server.dataDir.appendingPathComponent("audit.log.1"))
+        try FileManager.default.removeItem(at: log)
         try FileManager.default.createDirectory(at: log, withIntermediateDirectories: false)
 
         let refused = try http.json("POST", "/v1/items/genericPassword", ["service": "lost", "value": "y"], token: admin)

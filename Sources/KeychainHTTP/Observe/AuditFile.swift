@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,26 +5,32 @@ import Glibc
 /// The audit log's file: JSON lines appended with one `write(2)` each, serialized across
 /// libmicrohttpd's worker threads by a mutex, created 0600.
 ///
-/// The file follows its path: before each line it checks (one `stat`) that the path still names
-/// the open file, and reopens it when it was renamed or removed (logrotate's move-and-create works
-/// without a signal). A path that cannot be opened or a failed write is an `AuditWriteError`.
+/// The file follows its path: before each line an `fstat` checks that the open file still has a
+/// name (a deleted log is reopened at once, so no line goes to an unlinked file), and at most every
+/// `pathCheckInterval` a `stat` of the path checks that it still names the open file (renamed
+/// away by logrotate's move-and-create: reopened within that interval; lines written meanwhile
+/// are in the renamed file). A path that cannot be opened or a failed write is an `AuditWriteError`.
 /// With `fsync`, every line is `fdatasync`ed before `append` returns; without it, a line is in the
 /// kernel's page cache when `append` returns (safe against a crash of keychaind, not of the host).
 public final class AuditFile: Sendable {
     public let path: String
     public let fsync: Bool
+    /// Nanoseconds between checks that the path still names the open file.
+    let pathCheckInterval: UInt64
 
     private struct State {
         var descriptor: Int32 = -1
         var device: UInt64 = 0
         var inode: UInt64 = 0
+        var lastPathCheck: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadLocked(State())
 
-    public init(path: String, fsync: Bool = false) {
+    public init(path: String, fsync: Bool = false, pathCheckInterval: UInt64 = 1_000_000_000) {
         self.path = path
         self.fsync = fsync
+        self.pathCheckInterval = pathCheckInterval
     }
 
     deinit {
@@ -43,7 +47,14 @@ public final class AuditFile: Sendable {
         try state.withLock { state throws in
             if state.descriptor >= 0 {
                 var info = stat()
-                if stat(path, &info) != 0 || UInt64(info.st_dev) != state.device || UInt64(info.st_ino) != state.inode {
+                var stale = fstat(state.descriptor, &info) != 0 || info.st_nlink == 0
+                let now = Self.coarseNanoseconds()
+                if !stale, now &- state.lastPathCheck >= pathCheckInterval {
+                    state.lastPathCheck = now
+                    stale = stat(path, &info) != 0 || UInt64(info.st_dev) != state.device
+                        || UInt64(info.st_ino) != state.inode
+                }
+                if stale {
                     close(state.descriptor)
                     state.descriptor = -1
                 }
@@ -81,6 +92,13 @@ public final class AuditFile: Sendable {
         state.descriptor = descriptor
         state.device = UInt64(info.st_dev)
         state.inode = UInt64(info.st_ino)
+        state.lastPathCheck = Self.coarseNanoseconds()
+    }
+
+    private static func coarseNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }
 

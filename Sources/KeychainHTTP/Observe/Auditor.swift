@@ -42,9 +42,9 @@ public final class Auditor: Sendable {
     struct Subject {
         var itemClass: String?
         var persistentRef: String?
-        var attributes: [(String, JSONValue)] = []
-        var changes: [(String, JSONValue)] = []
-        var parameters: [(String, JSONValue)] = []
+        var attributes: [(String, String)] = []
+        var changes: [(String, String)] = []
+        var parameters: [(String, String)] = []
     }
 
     /// One request's entry, filled in as the request goes.
@@ -78,9 +78,9 @@ public final class Auditor: Sendable {
             case "persistentRef":
                 subject.persistentRef = PersistentRef(value) != nil ? value : nil
             case "name" where NewClientRequest.isValidName(value):
-                subject.parameters.append((name, .string(value)))
+                subject.parameters.append((name, value))
             default:
-                subject.parameters.append((name, .string(tag(name, Self.raw(value)))))
+                subject.parameters.append((name, tag(name, Self.raw(value))))
             }
         }
         guard let className = parameters["class"], let itemClass = ItemClass(rawValue: className) else {
@@ -112,26 +112,64 @@ public final class Auditor: Sendable {
 
     // MARK: - Lines
 
+    /// The entry as one JSON line, written straight into bytes (this runs on every request).
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
-        var members: [(String, JSONValue)] = [
-            ("time", .string(RFC3339.format(clock()))), ("id", .integer(Int64(truncatingIfNeeded: entry.id))),
-        ]
-        if let phase { members.append(("phase", .string(phase))) }
-        members.append(("client", entry.client.map { .string($0) } ?? .null))
-        if let remote = entry.remote { members.append(("remote", .string(remote))) }
-        members.append(("method", .string(entry.method)))
-        members.append(("route", .string(entry.route)))
-        if let status = entry.status { members.append(("status", .integer(Int64(status)))) }
-        if let osStatus = entry.osStatus { members.append(("osStatus", .integer(Int64(osStatus)))) }
-        if let itemClass = entry.subject.itemClass { members.append(("class", .string(itemClass))) }
-        if let ref = entry.subject.persistentRef { members.append(("persistentRef", .string(ref))) }
-        if !entry.subject.attributes.isEmpty { members.append(("attributes", .object(entry.subject.attributes))) }
-        if !entry.subject.changes.isEmpty { members.append(("changes", .object(entry.subject.changes))) }
-        if !entry.subject.parameters.isEmpty { members.append(("params", .object(entry.subject.parameters))) }
-        if let milliseconds = entry.milliseconds { members.append(("ms", .number(milliseconds))) }
-        var bytes = JSONValue.object(members).serialized()
-        bytes.append(0x0A)
-        return bytes
+        var line = LineWriter()
+        line.string("time", Self.timestamp(millisecondsSince1970: clock().millisecondsSince1970))
+        line.integer("id", Int64(truncatingIfNeeded: entry.id))
+        if let phase { line.string("phase", phase) }
+        if let client = entry.client { line.string("client", client) } else { line.null("client") }
+        if let remote = entry.remote { line.string("remote", remote) }
+        line.string("method", entry.method)
+        line.string("route", entry.route)
+        if let status = entry.status { line.integer("status", Int64(status)) }
+        if let osStatus = entry.osStatus { line.integer("osStatus", Int64(osStatus)) }
+        if let itemClass = entry.subject.itemClass { line.string("class", itemClass) }
+        if let ref = entry.subject.persistentRef { line.string("persistentRef", ref) }
+        if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }
+        if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
+        if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
+        if let milliseconds = entry.milliseconds { line.number("ms", milliseconds) }
+        return line.finish()
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the same as `RFC3339.format`, without building strings.
+    static func timestamp(millisecondsSince1970 milliseconds: Int64) -> String {
+        var days = milliseconds / 86_400_000
+        var rest = milliseconds % 86_400_000
+        if rest < 0 {
+            rest += 86_400_000
+            days -= 1
+        }
+        // Days to civil date (H. Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, at offset: Int, digits: Int) {
+            var value = value
+            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(48 + value % 10)
+                value /= 10
+            }
+        }
+        put(year, at: 0, digits: 4)
+        put(month, at: 5, digits: 2)
+        put(day, at: 8, digits: 2)
+        put(rest / 3_600_000, at: 11, digits: 2)
+        put(rest / 60_000 % 60, at: 14, digits: 2)
+        put(rest / 1000 % 60, at: 17, digits: 2)
+        put(rest % 1000, at: 20, digits: 3)
+        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+            bytes[offset] = UInt8(ascii: character)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func write(_ line: [UInt8]) -> Bool {
@@ -156,11 +194,11 @@ public final class Auditor: Sendable {
 
     // MARK: - HMAC tags
 
-    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, JSONValue)] {
+    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, String)] {
         fields.compactMap { field in
             guard let attribute = Attribute.named(field.name), attribute.belongs(to: itemClass) else { return nil }
             let canonical = (try? attribute.parse(field.value)).map(Self.canonical) ?? Self.raw(field.value)
-            return (field.name, .string(tag(field.name, canonical)))
+            return (field.name, tag(field.name, canonical))
         }
     }
 
@@ -218,5 +256,81 @@ public final class Auditor: Sendable {
         }
         if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 63)]) }
         return String(decoding: output, as: UTF8.self)
+    }
+}
+
+/// Writes one JSON object as a line: `{"key":value,...}\n`.
+struct LineWriter {
+    private var bytes: [UInt8] = []
+    private var empty = true
+
+    init() {
+        bytes.reserveCapacity(384)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ key: String) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        Self.appendString(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ name: String, _ value: String) {
+        key(name)
+        Self.appendString(value, to: &bytes)
+    }
+
+    mutating func integer(_ name: String, _ value: Int64) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func number(_ name: String, _ value: Double) {
+        key(name)
+        bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
+    }
+
+    mutating func null(_ name: String) {
+        key(name)
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func object(_ name: String, _ members: [(String, String)]) {
+        key(name)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (member, value)) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendString(member, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            Self.appendString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    consuming func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`.
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0..<0x20:
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The request families of `/metrics`, counted by `KeychainApplication` for every request:
 /// `keychaind_http_requests_total{route,method,status}` and the latency histogram
 /// `keychaind_http_request_duration_seconds{route}`. One mutex guards both (one short critical
@@ -26,7 +24,7 @@ public final class RequestMetrics: Sendable {
         var latency: [String: Histogram] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadLocked(State())
 
     public init() {}
 
