@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import KeychainConfig
@@ -63,5 +64,16 @@ struct ObserveConfigurationTests {
             try ConfigurationLoader.load(fileText: nil, environment: ["KEYCHAIND_AUDIT_FAIL_CLOSED": "on"], flags: [:])
         }
         #expect(error?.description.contains("KEYCHAIND_AUDIT_FAIL_CLOSED") == true)
+    }
+}
+
+struct ShippedTLSConfigurationTests {
+    @Test func theTLSExampleLoads() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("config/keychaind-tls.toml").path
+        let configuration = try ConfigurationLoader.load(filePath: path, environment: [:], flags: [:])
+        #expect(configuration.tlsCertFile == "./data/tls.crt")
+        #expect(configuration.tlsKeyFile == "./data/tls.key")
+        #expect(configuration.auditFailClosed)
     }
 }
