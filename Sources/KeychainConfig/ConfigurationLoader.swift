@@ -29,6 +29,7 @@ public enum ConfigurationLoader {
         "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
         "tls.certFile", "tls.keyFile",
         "backup.interval", "backup.directory", "backup.keep",
+        "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -101,6 +102,13 @@ public enum ConfigurationLoader {
             guard let value = Int(setting.value), value >= minimum else { throw fail("an integer ≥ \(minimum)") }
             return value
         }
+        func boolean() throws -> Bool {
+            switch setting.value {
+            case "true": return true
+            case "false": return false
+            default: throw fail("true or false")
+            }
+        }
         switch setting.key {
         case "listen":
             guard let address = ListenAddress(parsing: setting.value) else { throw fail("HOST:PORT") }
@@ -124,6 +132,10 @@ public enum ConfigurationLoader {
         case "backup.interval": configuration.backupInterval = try integer(atLeast: 0)
         case "backup.directory": configuration.backupDirectory = setting.value
         case "backup.keep": configuration.backupKeep = try integer(atLeast: 1)
+        case "audit.enabled": configuration.auditEnabled = try boolean()
+        case "audit.file": configuration.auditFile = setting.value
+        case "audit.failClosed": configuration.auditFailClosed = try boolean()
+        case "audit.fsync": configuration.auditFsync = try boolean()
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

@@ -16,6 +16,10 @@
 /// | `backup.interval` | integer ≥ 0, seconds between scheduled backups, 0 = off | `0` | `KEYCHAIND_BACKUP_INTERVAL` |
 /// | `backup.directory` | path, empty = `<dataDir>/backups` | empty | `KEYCHAIND_BACKUP_DIRECTORY` |
 /// | `backup.keep` | integer ≥ 1, newest backups kept | `7` | `KEYCHAIND_BACKUP_KEEP` |
+/// | `audit.enabled` | boolean | `true` | `KEYCHAIND_AUDIT_ENABLED` |
+/// | `audit.file` | path, empty = `<dataDir>/audit.log` | empty | `KEYCHAIND_AUDIT_FILE` |
+/// | `audit.failClosed` | boolean | `false` | `KEYCHAIND_AUDIT_FAIL_CLOSED` |
+/// | `audit.fsync` | boolean | `false` | `KEYCHAIND_AUDIT_FSYNC` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -38,6 +42,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var effectiveBackupDirectory: String {
         backupDirectory.isEmpty ? "\(dataDir)/backups" : backupDirectory
     }
+    public var auditEnabled: Bool = true
+    public var auditFile: String = ""
+    public var auditFailClosed: Bool = false
+    public var auditFsync: Bool = false
+
+    /// Where the audit log is written: `audit.file`, or `<dataDir>/audit.log`.
+    public var auditFilePath: String { auditFile.isEmpty ? "\(dataDir)/audit.log" : auditFile }
 
     public init() {}
 

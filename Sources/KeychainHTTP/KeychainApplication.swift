@@ -1,3 +1,4 @@
+import KeychainAPI
 import KeychainCore
 import Logging
 
@@ -5,47 +6,86 @@ import Logging
 import Glibc
 #endif
 
-/// The HTTP face of keychaind: routing, authentication, the error shape and the request log.
+/// The HTTP face of keychaind: routing, authentication, the error shape, the request log, the
+/// audit log and the request metrics.
 /// Transport-free, so tests drive it in process and libmicrohttpd serves it unchanged.
 public struct KeychainApplication: HTTPResponder {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
+    private let auditor: Auditor?
+    private let metrics: RequestMetrics?
 
-    public init(router: Router, authenticator: Authenticator, logger: Logger) {
+    public init(
+        router: Router, authenticator: Authenticator, logger: Logger, auditor: Auditor? = nil,
+        metrics: RequestMetrics? = nil
+    ) {
         self.router = router
         self.authenticator = authenticator
         self.logger = logger
+        self.auditor = auditor
+        self.metrics = metrics
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         let started = Self.monotonicNanoseconds()
         var routeName = "unmatched"
         var clientName: String?
+        var osStatus: Int32?
+        var audit: Auditor.Entry?
         let response: HTTPResponse
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             response = .error(
                 KeychainError(.unimplemented, "no route \(request.method) \(request.path)"), status: 404)
+            osStatus = KeychainError.Code.unimplemented.rawValue
         case .methodNotAllowed(let allowed):
             var answer = HTTPResponse.error(
                 KeychainError(.unimplemented, "\(request.method) is not allowed here"), status: 405)
             answer.headers.append(("Allow", allowed.map(\.rawValue).joined(separator: ", ")))
             response = answer
+            osStatus = KeychainError.Code.unimplemented.rawValue
         case .found(let route, let parameters):
             routeName = route.pattern
+            if let auditor {
+                audit = auditor.begin(request, route: route.pattern)
+                audit?.subject = auditor.subject(of: request, parameters: parameters)
+            }
             do {
                 let client = try authorize(request, for: route.access)
                 clientName = client?.name
+                if let auditor, auditor.failClosed, var attempt = audit {
+                    // Write-ahead: the attempt is on record before anything can change.
+                    attempt.client = clientName
+                    try auditor.recordAttempt(attempt)
+                }
                 response = try route.handler(RequestContext(request: request, parameters: parameters, client: client))
+                osStatus = response.status < 400 ? 0 : nil
             } catch let error as KeychainError {
                 response = .error(error)
+                osStatus = error.status
             } catch {
                 logger.error("unexpected error in \(route.pattern): \(type(of: error))")
                 response = .error(KeychainError.io("internal error"))
+                osStatus = KeychainError.Code.io.rawValue
             }
         }
-        let elapsed = Double(Self.monotonicNanoseconds() - started) / 1_000_000
+        let elapsedNanoseconds = Self.monotonicNanoseconds() - started
+        metrics?.record(
+            route: routeName, method: request.method, status: response.status,
+            seconds: Double(elapsedNanoseconds) / 1_000_000_000)
+        if let auditor {
+            var entry = audit ?? auditor.begin(request, route: routeName)
+            entry.client = clientName
+            entry.status = response.status
+            entry.osStatus = osStatus
+            entry.milliseconds = (Double(elapsedNanoseconds) / 1000).rounded() / 1000
+            if entry.subject.persistentRef == nil, response.status == 201, routeName == "/items/{class}" {
+                entry.subject.persistentRef = Self.persistentRef(inAnswer: response.body)
+            }
+            auditor.recordOutcome(entry)
+        }
+        let elapsed = Double(elapsedNanoseconds) / 1_000_000
         logger.info(
             "request",
             metadata: [
@@ -68,6 +108,15 @@ public struct KeychainApplication: HTTPResponder {
             }
             return client
         }
+    }
+
+    /// `item.persistentRef` of an add's answer (absent with `return=none`).
+    static func persistentRef(inAnswer body: [UInt8]) -> String? {
+        guard case .object(let members)? = try? JSONValue.parse(body),
+            case .object(let item)? = members.first(where: { $0.0 == "item" })?.1,
+            case .string(let ref)? = item.first(where: { $0.0 == "persistentRef" })?.1
+        else { return nil }
+        return ref
     }
 
     static func monotonicNanoseconds() -> UInt64 {

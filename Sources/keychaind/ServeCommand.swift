@@ -68,7 +68,8 @@ struct ServeCommand: ParsableCommand {
                     "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
-            let application = Wiring.application(vault: vault, logger: logger)
+            let observe = try Observe.make(configuration, vault: vault, logger: logger)
+            let application = Wiring.application(vault: vault, logger: logger, observe: observe)
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
             try server.start()

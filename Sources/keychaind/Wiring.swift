@@ -8,7 +8,7 @@ import MicroHTTPDServer
 
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 enum Wiring {
-    static func application(vault: Vault, logger: Logger) -> KeychainApplication {
+    static func application(vault: Vault, logger: Logger, observe: Observe? = nil) -> KeychainApplication {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
@@ -16,10 +16,16 @@ enum Wiring {
         router.addTokenRoutes(tokens: TokenService(items: service))
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
+        if let observe {
+            router.addMetricsRoute(
+                metrics: observe.metrics,
+                sources: observe.sources(
+                    vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup }))
+        }
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
-            logger: logger)
+            logger: logger, auditor: observe?.auditor, metrics: observe?.metrics)
     }
 
     static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {
@@ -28,6 +34,7 @@ enum Wiring {
             guard MicroHTTPDServer.supportsTLS else {
                 throw Failure(ConfigurationError("tls: this libmicrohttpd was built without TLS support"))
             }
+            try Observe.checkTLSKeyFile(configuration.tlsKeyFile)
             tls = ServerSettings.TLSMaterial(
                 certificatePEM: try readText(configuration.tlsCertFile, key: "tls.certFile"),
                 keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"))

@@ -25,6 +25,8 @@ public final class Keyring: Sendable {
     private struct Keys {
         var masterKey: SecretBytes
         var terms: [UInt32: Term]
+        /// Keys derived for other purposes (`derivedMAC`), by label.
+        var derived: [String: SecretBytes] = [:]
     }
 
     private struct State {
@@ -60,6 +62,24 @@ public final class Keyring: Sendable {
 
     /// True while no key is in memory (after `lock()`, or opened locked).
     public var isLocked: Bool { state.withLock { $0.keys == nil } }
+
+    /// HMAC-SHA-256 of `message` under a key for another purpose (the audit log's tags), derived
+    /// as HMAC-SHA-256(term 1's data key, `label`). Term 1 is never dropped and its key is changed
+    /// neither by `rotate()` nor by `rewrap(under:)` (rekey), so the derived key is stable for the
+    /// vault's life. Derived keys live with the data keys: nil while locked (or without term 1).
+    public func derivedMAC(label: String, _ message: [UInt8]) -> [UInt8]? {
+        let key: SecretBytes? = state.withLock { state in
+            guard let keys = state.keys else { return nil }
+            if let cached = keys.derived[label] { return cached }
+            guard let base = keys.terms[1]?.key else { return nil }
+            var derived = Digest.hmacSHA256(key: base, Array(label.utf8))
+            defer { SecretBytes.wipe(&derived) }
+            let key = SecretBytes(derived)
+            state.keys?.derived[label] = key
+            return key
+        }
+        return key.map { Digest.hmacSHA256(key: $0, message) }
+    }
 
     // MARK: Creating, locking and unlocking
 

@@ -1,0 +1,74 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+
+/// What `/metrics` reads at scrape time besides the request counters. Features built elsewhere
+/// (lock, backup) hand in closures; nil leaves their family out.
+public struct MetricsSources: Sendable {
+    /// Items per class (`ItemStore.countByClass()`).
+    public var itemCounts: @Sendable () throws -> [ItemClass: Int]
+    public var isLocked: @Sendable () -> Bool
+    /// The keyring's current term and how many secrets it has sealed.
+    public var keyring: (@Sendable () -> (term: UInt32, encryptions: UInt64))?
+    /// When the last backup was taken; nil from the closure (no backup yet) gives NaN.
+    public var lastBackup: (@Sendable () -> Date?)?
+    /// Audit lines that could not be written.
+    public var auditWriteFailures: (@Sendable () -> UInt64)?
+    public var clock: @Sendable () -> Date
+
+    public init(
+        itemCounts: @escaping @Sendable () throws -> [ItemClass: Int], isLocked: @escaping @Sendable () -> Bool,
+        keyring: (@Sendable () -> (term: UInt32, encryptions: UInt64))? = nil,
+        lastBackup: (@Sendable () -> Date?)? = nil, auditWriteFailures: (@Sendable () -> UInt64)? = nil,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.itemCounts = itemCounts
+        self.isLocked = isLocked
+        self.keyring = keyring
+        self.lastBackup = lastBackup
+        self.auditWriteFailures = auditWriteFailures
+        self.clock = clock
+    }
+}
+
+extension Router {
+    /// `GET /metrics` (admin): Prometheus text exposition format 0.0.4.
+    public mutating func addMetricsRoute(metrics: RequestMetrics, sources: MetricsSources) {
+        add(.get, "/metrics", access: .admin) { _ in
+            var text = PrometheusText()
+            text.family("keychaind_build_info", type: "gauge", help: "Always 1; the version is a label.")
+            text.sample("keychaind_build_info", labels: [("version", KeychaindVersion.current)], 1.0)
+            metrics.render(into: &text)
+
+            let locked = sources.isLocked()
+            text.family("keychaind_locked", type: "gauge", help: "1 while the vault is locked, else 0.")
+            text.sample("keychaind_locked", locked ? 1.0 : 0.0)
+
+            if let counts = try? sources.itemCounts() {
+                text.family("keychaind_items", type: "gauge", help: "Items stored, by class.")
+                for itemClass in ItemClass.allCases {
+                    text.sample("keychaind_items", labels: [("class", itemClass.rawValue)], UInt64(counts[itemClass] ?? 0))
+                }
+            }
+            if let keyring = sources.keyring?() {
+                text.family("keychaind_keyring_term", type: "gauge", help: "The data-key term new secrets are sealed under.")
+                text.sample("keychaind_keyring_term", UInt64(keyring.term))
+                text.family(
+                    "keychaind_keyring_term_encryptions", type: "gauge",
+                    help: "Secrets sealed under the current term (a new term starts at 0.9 * 2^32).")
+                text.sample("keychaind_keyring_term_encryptions", keyring.encryptions)
+            }
+            if let lastBackup = sources.lastBackup {
+                let age = lastBackup().map { sources.clock().timeIntervalSince($0) } ?? .nan
+                text.family("keychaind_backup_age_seconds", type: "gauge", help: "Seconds since the last backup; NaN when none was taken.")
+                text.sample("keychaind_backup_age_seconds", age)
+            }
+            if let failures = sources.auditWriteFailures {
+                text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
+                text.sample("keychaind_audit_write_failures_total", failures())
+            }
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", PrometheusText.contentType)], body: Array(text.text.utf8))
+        }
+    }
+}

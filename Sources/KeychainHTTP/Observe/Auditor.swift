@@ -1,0 +1,338 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+import Logging
+import Synchronization
+
+/// Writes the audit log: one JSON line per request (and, when `failClosed`, one more before the
+/// handler runs). Entries name who did what to which item, never what was stored: attribute
+/// values and path parameters appear only as a keyed HMAC (`mac`, HMAC-SHA-256 under the vault's
+/// audit key, cut to 16 bytes, base64url), so equal values correlate across entries and across
+/// restarts, but cannot be read. Secrets, tokens, bodies and the raw path are never written.
+///
+/// `failClosed`: the request is audited (`"phase":"attempt"`) *before* its handler runs; when
+/// that line cannot be written the request is refused with errSecNotAvailable (503) and nothing
+/// is changed. Either way, the outcome line is written before the response is handed back.
+public final class Auditor: Sendable {
+    public let file: AuditFile
+    public let failClosed: Bool
+    private let mac: @Sendable ([UInt8]) -> [UInt8]?
+    private let logger: Logger
+    private let clock: @Sendable () -> Date
+    private let sequence = Atomic<UInt64>(0)
+    private let failures = Atomic<UInt64>(0)
+    private let failing = Atomic<Bool>(false)
+
+    /// `mac`: HMAC-SHA-256 under the audit key (the output is cut to 16 bytes here); nil while
+    /// the vault is locked, when values are written as `"locked"` instead of a tag.
+    public init(
+        file: AuditFile, failClosed: Bool, mac: @escaping @Sendable ([UInt8]) -> [UInt8]?, logger: Logger,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.file = file
+        self.failClosed = failClosed
+        self.mac = mac
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// How many lines could not be written since start (`keychaind_audit_write_failures_total`).
+    public var writeFailures: UInt64 { failures.load(ordering: .relaxed) }
+
+    /// What an entry says about the request's target, worked out once per request.
+    struct Subject {
+        var itemClass: String?
+        var persistentRef: String?
+        var attributes: [(String, String)] = []
+        var changes: [(String, String)] = []
+        var parameters: [(String, String)] = []
+    }
+
+    /// One request's entry, filled in as the request goes.
+    struct Entry {
+        let id: UInt64
+        var method: String
+        var route: String
+        var remote: String?
+        var client: String?
+        var subject = Subject()
+        var status: Int?
+        var osStatus: Int32?
+        var milliseconds: Double?
+    }
+
+    func begin(_ request: HTTPRequest, route: String) -> Entry {
+        Entry(
+            id: sequence.add(1, ordering: .relaxed).newValue, method: Self.methodLabel(request.method), route: route,
+            remote: request.remoteAddress)
+    }
+
+    /// The class, reference and HMACed attributes of a matched request. Only names that are
+    /// attributes of the class are kept (never `value`, `data`, `privateKey`, control keys or
+    /// unknown names); path parameters other than the class, the reference and a client name
+    /// are HMACed.
+    func subject(of request: HTTPRequest, parameters: [String: String]) -> Subject {
+        var subject = Subject()
+        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            switch name {
+            case "class": continue
+            case "persistentRef":
+                subject.persistentRef = PersistentRef(value) != nil ? value : nil
+            case "name" where NewClientRequest.isValidName(value):
+                subject.parameters.append((name, value))
+            default:
+                subject.parameters.append((name, tag(name, Self.raw(value))))
+            }
+        }
+        guard let className = parameters["class"], let itemClass = ItemClass(rawValue: className) else {
+            return subject
+        }
+        subject.itemClass = itemClass.rawValue
+        if request.method == .post {
+            subject.attributes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+        } else {
+            subject.attributes = attributeTags(itemClass, request.queryFields)
+            if request.method == .patch {
+                subject.changes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+            }
+        }
+        return subject
+    }
+
+    /// The attempt line (failClosed only); throws errSecNotAvailable when it cannot be written.
+    func recordAttempt(_ entry: Entry) throws {
+        guard write(line(entry, phase: "attempt")) else {
+            throw KeychainError(.notAvailable, "the audit log cannot be written; the request was refused")
+        }
+    }
+
+    /// The outcome line; a failure is counted and logged, never thrown.
+    func recordOutcome(_ entry: Entry) {
+        _ = write(line(entry, phase: nil))
+    }
+
+    // MARK: - Lines
+
+    /// The entry as one JSON line, written straight into bytes (this runs on every request).
+    func line(_ entry: Entry, phase: String?) -> [UInt8] {
+        var line = LineWriter()
+        line.string("time", Self.timestamp(millisecondsSince1970: clock().millisecondsSince1970))
+        line.integer("id", Int64(truncatingIfNeeded: entry.id))
+        if let phase { line.string("phase", phase) }
+        if let client = entry.client { line.string("client", client) } else { line.null("client") }
+        if let remote = entry.remote { line.string("remote", remote) }
+        line.string("method", entry.method)
+        line.string("route", entry.route)
+        if let status = entry.status { line.integer("status", Int64(status)) }
+        if let osStatus = entry.osStatus { line.integer("osStatus", Int64(osStatus)) }
+        if let itemClass = entry.subject.itemClass { line.string("class", itemClass) }
+        if let ref = entry.subject.persistentRef { line.string("persistentRef", ref) }
+        if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }
+        if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
+        if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
+        if let milliseconds = entry.milliseconds { line.number("ms", milliseconds) }
+        return line.finish()
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the same as `RFC3339.format`, without building strings.
+    static func timestamp(millisecondsSince1970 milliseconds: Int64) -> String {
+        var days = milliseconds / 86_400_000
+        var rest = milliseconds % 86_400_000
+        if rest < 0 {
+            rest += 86_400_000
+            days -= 1
+        }
+        // Days to civil date (H. Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var bytes = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int64, at offset: Int, digits: Int) {
+            var value = value
+            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                bytes[index] = UInt8(48 + value % 10)
+                value /= 10
+            }
+        }
+        put(year, at: 0, digits: 4)
+        put(month, at: 5, digits: 2)
+        put(day, at: 8, digits: 2)
+        put(rest / 3_600_000, at: 11, digits: 2)
+        put(rest / 60_000 % 60, at: 14, digits: 2)
+        put(rest / 1000 % 60, at: 17, digits: 2)
+        put(rest % 1000, at: 20, digits: 3)
+        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
+            bytes[offset] = UInt8(ascii: character)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func write(_ line: [UInt8]) -> Bool {
+        do {
+            try file.append(line)
+            if failing.load(ordering: .relaxed) {
+                failing.store(false, ordering: .relaxed)
+                logger.notice("audit log writable again", metadata: ["path": "\(file.path)"])
+            }
+            return true
+        } catch {
+            failures.add(1, ordering: .relaxed)
+            // Logged once per run of failures, not once per request.
+            if !failing.exchange(true, ordering: .relaxed) {
+                logger.error(
+                    "audit log cannot be written",
+                    metadata: ["error": "\(error)", "failClosed": "\(failClosed)"])
+            }
+            return false
+        }
+    }
+
+    // MARK: - HMAC tags
+
+    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, String)] {
+        fields.compactMap { field in
+            guard let attribute = Attribute.named(field.name), attribute.belongs(to: itemClass) else { return nil }
+            let canonical = (try? attribute.parse(field.value)).map(Self.canonical) ?? Self.raw(field.value)
+            return (field.name, tag(field.name, canonical))
+        }
+    }
+
+    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]).
+    func tag(_ name: String, _ canonical: [UInt8]) -> String {
+        var message = Array(name.utf8)
+        message.append(0)
+        message += canonical
+        guard let digest = mac(message) else { return "locked" }
+        return Self.base64url(digest.prefix(16))
+    }
+
+    /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
+    /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
+    static func canonical(_ value: AttributeValue) -> [UInt8] {
+        switch value {
+        case .string(let text): [UInt8(ascii: "s")] + Array(text.utf8)
+        case .data(let bytes): [UInt8(ascii: "d")] + bytes
+        case .integer(let number): [UInt8(ascii: "i")] + Array(String(number).utf8)
+        case .bool(let flag): [UInt8(ascii: "b")] + Array((flag ? "true" : "false").utf8)
+        case .date(let date): [UInt8(ascii: "t")] + Array(String(date.millisecondsSince1970).utf8)
+        }
+    }
+
+    /// A value the attribute's parser refused, as sent.
+    static func raw(_ value: WireValue) -> [UInt8] {
+        switch value {
+        case .string(let text), .text(let text): raw(text)
+        default: [UInt8(ascii: "r")] + JSONValue(value).serialized()
+        }
+    }
+
+    static func raw(_ text: String) -> [UInt8] { [UInt8(ascii: "r")] + Array(text.utf8) }
+
+    /// Known methods as they are, anything else as `OTHER` (bounded labels, nothing echoed).
+    static func methodLabel(_ method: HTTPMethod) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete: method.rawValue
+        default: "OTHER"
+        }
+    }
+
+    static func base64url<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var buffer: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = (buffer << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((buffer >> UInt32(bits)) & 63)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 63)]) }
+        return String(decoding: output, as: UTF8.self)
+    }
+}
+
+/// Writes one JSON object as a line: `{"key":value,...}\n`.
+struct LineWriter {
+    private var bytes: [UInt8] = []
+    private var empty = true
+
+    init() {
+        bytes.reserveCapacity(384)
+        bytes.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ key: String) {
+        if !empty { bytes.append(UInt8(ascii: ",")) }
+        empty = false
+        Self.appendString(key, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func string(_ name: String, _ value: String) {
+        key(name)
+        Self.appendString(value, to: &bytes)
+    }
+
+    mutating func integer(_ name: String, _ value: Int64) {
+        key(name)
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    mutating func number(_ name: String, _ value: Double) {
+        key(name)
+        bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
+    }
+
+    mutating func null(_ name: String) {
+        key(name)
+        bytes.append(contentsOf: "null".utf8)
+    }
+
+    mutating func object(_ name: String, _ members: [(String, String)]) {
+        key(name)
+        bytes.append(UInt8(ascii: "{"))
+        for (index, (member, value)) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.appendString(member, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            Self.appendString(value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    consuming func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`.
+    static func appendString(_ string: String, to bytes: inout [UInt8]) {
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                bytes.append(UInt8(ascii: "\\"))
+                bytes.append(byte)
+            case 0..<0x20:
+                bytes.append(contentsOf: "\\u00".utf8)
+                bytes.append(hex[Int(byte >> 4)])
+                bytes.append(hex[Int(byte & 0xF)])
+            default:
+                bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}

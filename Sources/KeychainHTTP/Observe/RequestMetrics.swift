@@ -1,0 +1,126 @@
+/// The request families of `/metrics`, counted by `KeychainApplication` for every request:
+/// `keychaind_http_requests_total{route,method,status}` and the latency histogram
+/// `keychaind_http_request_duration_seconds{route}`. One mutex guards both (one short critical
+/// section per request); labels are bounded: route patterns (`unmatched` for unknown paths),
+/// known methods (else `OTHER`) and status codes.
+public final class RequestMetrics: Sendable {
+    /// Upper bounds of the latency buckets, in seconds.
+    public static let buckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+
+    struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    struct Histogram {
+        var counts = [UInt64](repeating: 0, count: RequestMetrics.buckets.count)
+        var sum: Double = 0
+        var count: UInt64 = 0
+    }
+
+    struct State {
+        var requests: [RequestKey: UInt64] = [:]
+        var latency: [String: Histogram] = [:]
+    }
+
+    private let state = PThreadLocked(State())
+
+    public init() {}
+
+    public func record(route: String, method: HTTPMethod, status: Int, seconds: Double) {
+        let key = RequestKey(route: route, method: Auditor.methodLabel(method), status: status)
+        // The bucket is found outside the lock.
+        let bucket = Self.buckets.firstIndex { seconds <= $0 }
+        state.withLock { state in
+            state.requests[key, default: 0] += 1
+            state.latency[route, default: Histogram()].record(bucket: bucket, seconds: seconds)
+        }
+    }
+
+    /// Appends both families in the text exposition format 0.0.4.
+    public func render(into text: inout PrometheusText) {
+        let snapshot = state.withLock { $0 }
+        text.family("keychaind_http_requests_total", type: "counter", help: "HTTP requests by route pattern, method and status.")
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            text.sample(
+                "keychaind_http_requests_total",
+                labels: [("route", key.route), ("method", key.method), ("status", String(key.status))], count)
+        }
+        text.family(
+            "keychaind_http_request_duration_seconds", type: "histogram",
+            help: "Time from routing to the response, by route pattern.")
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            var cumulative: UInt64 = 0
+            for (index, bound) in Self.buckets.enumerated() {
+                cumulative += histogram.counts[index]
+                text.sample(
+                    "keychaind_http_request_duration_seconds_bucket",
+                    labels: [("route", route), ("le", PrometheusText.format(bound))], cumulative)
+            }
+            text.sample("keychaind_http_request_duration_seconds_bucket", labels: [("route", route), ("le", "+Inf")], histogram.count)
+            text.sample("keychaind_http_request_duration_seconds_sum", labels: [("route", route)], histogram.sum)
+            text.sample("keychaind_http_request_duration_seconds_count", labels: [("route", route)], histogram.count)
+        }
+    }
+}
+
+extension RequestMetrics.Histogram {
+    mutating func record(bucket: Int?, seconds: Double) {
+        if let bucket { counts[bucket] += 1 }
+        sum += seconds
+        count += 1
+    }
+}
+
+/// Builds a Prometheus text exposition (format 0.0.4).
+public struct PrometheusText: Sendable {
+    public private(set) var text = ""
+
+    public init() {}
+
+    public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    public mutating func family(_ name: String, type: String, help: String) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    public mutating func sample(_ name: String, labels: [(String, String)] = [], _ value: UInt64) {
+        sample(name, labels: labels, formatted: String(value))
+    }
+
+    public mutating func sample(_ name: String, labels: [(String, String)] = [], _ value: Double) {
+        sample(name, labels: labels, formatted: Self.format(value))
+    }
+
+    private mutating func sample(_ name: String, labels: [(String, String)], formatted: String) {
+        text += name
+        if !labels.isEmpty {
+            text += "{"
+            text += labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",")
+            text += "}"
+        }
+        text += " \(formatted)\n"
+    }
+
+    static func format(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value > 0 ? "+Inf" : "-Inf" }
+        return "\(value)"
+    }
+
+    /// Label values escape backslash, double quote and newline.
+    static func escape(_ value: String) -> String {
+        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
+        var escaped = ""
+        for character in value {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+}

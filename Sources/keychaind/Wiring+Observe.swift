@@ -1,0 +1,75 @@
+import Foundation
+import KeychainConfig
+import KeychainHTTP
+import KeychainStore
+import Logging
+
+/// The audit log, the request metrics and `/metrics`'s sources, made from the configuration.
+struct Observe {
+    /// The label of the audit HMAC key, derived from the vault's first data key.
+    static let auditKeyLabel = "keychaind audit log hmac key v1"
+
+    let metrics = RequestMetrics()
+    let auditor: Auditor?
+
+    /// Opens the audit log (when enabled). A log that cannot be opened stops the server when
+    /// `audit.failClosed`; otherwise it is reported and tried again on every request.
+    static func make(_ configuration: ServerConfiguration, vault: Vault, logger: Logger) throws -> Observe {
+        guard configuration.auditEnabled else {
+            logger.warning("audit log disabled (audit.enabled = false)")
+            return Observe(auditor: nil)
+        }
+        let keyring = vault.keyring
+        let file = AuditFile(path: configuration.auditFilePath, fsync: configuration.auditFsync)
+        do {
+            try file.open()
+        } catch {
+            if configuration.auditFailClosed {
+                throw Failure(ConfigurationError("audit.file: \(error) (audit.failClosed is true)"))
+            }
+            logger.error("audit log cannot be opened; requests are served and not audited", metadata: ["error": "\(error)"])
+        }
+        logger.info(
+            "audit log",
+            metadata: [
+                "path": "\(file.path)", "failClosed": "\(configuration.auditFailClosed)",
+                "fsync": "\(configuration.auditFsync)",
+            ])
+        let auditor = Auditor(
+            file: file, failClosed: configuration.auditFailClosed,
+            mac: { keyring.derivedMAC(label: auditKeyLabel, $0) }, logger: logger)
+        return Observe(auditor: auditor)
+    }
+
+    /// What `/metrics` reads at scrape time. `lastBackup`: nil until the backup feature hands in
+    /// its clock (the family is left out).
+    func sources(
+        vault: Vault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil
+    ) -> MetricsSources {
+        let keyring = vault.keyring
+        let items = vault.items
+        var auditWriteFailures: (@Sendable () -> UInt64)?
+        if let auditor { auditWriteFailures = { auditor.writeFailures } }
+        let keyringState: @Sendable () -> (term: UInt32, encryptions: UInt64) = {
+            (keyring.currentTerm, keyring.currentTermEncryptions)
+        }
+        return MetricsSources(
+            itemCounts: { try items.countByClass() }, isLocked: isLocked, keyring: keyringState,
+            lastBackup: lastBackup, auditWriteFailures: auditWriteFailures)
+    }
+
+    /// The TLS private key may not be readable by others (group may read it: Debian's
+    /// `ssl-cert` group convention) and must be a regular file.
+    static func checkTLSKeyFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw Failure(ConfigurationError("tls.keyFile: cannot read \(path)"))
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw Failure(ConfigurationError("tls.keyFile: \(path) is not a regular file"))
+        }
+        guard info.st_mode & S_IROTH == 0 else {
+            throw Failure(ConfigurationError("tls.keyFile: \(path) is readable by others; chmod o-r (0600 or 0640)"))
+        }
+    }
+}

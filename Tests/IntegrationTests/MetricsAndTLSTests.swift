@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+
+/// `/metrics` read by the Prometheus project's own text parser (python3 + prometheus-client,
+/// installed by scripts/bootstrap), and HTTPS through libmicrohttpd checked with curl.
+@Suite(.serialized)
+struct MetricsAndTLSTests {
+    /// Parses exposition text with `prometheus_client.parser.text_string_to_metric_families` and
+    /// answers `{family: {"type": t, "samples": [[name, labels, value], ...]}}`.
+    static func parse(_ text: String) throws -> [String: (type: String, samples: [(name: String, labels: [String: String], value: Double)])] {
+        let script = """
+            import json, math, sys
+            from prometheus_client.parser import text_string_to_metric_families
+            out = {}
+            for family in text_string_to_metric_families(sys.stdin.read()):
+                out[family.name] = {"type": family.type, "samples": [
+                    [s.name, s.labels, None if math.isnan(s.value) else s.value] for s in family.samples]}
+            print(json.dumps(out))
+            """
+        let result = try Command.run(["python3", "-c", script], stdin: Data(text.utf8))
+        guard result.status == 0 else {
+            throw ProcessFailure(description: "the Prometheus parser refused /metrics (is prometheus-client installed? scripts/bootstrap installs it):\n\(result.stderr)")
+        }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: [String: Any]])
+        return object.mapValues { family in
+            let samples = (family["samples"] as? [[Any]] ?? []).map { sample in
+                (name: sample[0] as? String ?? "", labels: sample[1] as? [String: String] ?? [:],
+                 value: (sample[2] as? NSNumber)?.doubleValue ?? .nan)
+            }
+            return (type: family["type"] as? String ?? "", samples: samples)
+        }
+    }
+
+    @Test func metricsParseAsPrometheusTextAndCountersMove() throws {
+        let server = try KeychaindProcess()
+        defer { server.stop() }
+        let admin = try server.adminToken()
+        let http = server.client()
+        #expect(try http.json("POST", "/v1/items/genericPassword", ["service": "m1"], token: admin).status == 201)
+        #expect(try http.json("POST", "/v1/items/internetPassword", ["server": "example.org"], token: admin).status == 201)
+        #expect(try http.send("GET", "/v1/health").status == 200)
+
+        let first = try http.send("GET", "/v1/metrics", token: admin)
+        #expect(first.status == 200)
+        #expect(first.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        let before = try Self.parse(first.text)
+
+        #expect(before["keychaind_http_requests"]?.type == "counter")
+        #expect(before["keychaind_http_request_duration_seconds"]?.type == "histogram")
+        #expect(before["keychaind_items"]?.type == "gauge")
+        let items = before["keychaind_items"]?.samples ?? []
+        #expect(items.first { $0.labels["class"] == "genericPassword" }?.value == 1)
+        #expect(items.first { $0.labels["class"] == "internetPassword" }?.value == 1)
+        #expect(items.first { $0.labels["class"] == "key" }?.value == 0)
+        #expect(before["keychaind_locked"]?.samples.first?.value == 0)
+        #expect(before["keychaind_keyring_term"]?.samples.first?.value == 1)
+        #expect(before["keychaind_keyring_term_encryptions"]?.samples.first?.value == 2)
+        #expect(before["keychaind_audit_write_failures"]?.samples.first?.value == 0)
+
+        func healthCount(_ families: [String: (type: String, samples: [(name: String, labels: [String: String], value: Double)])]) -> Double {
+            families["keychaind_http_requests"]?.samples.first {
+                $0.name == "keychaind_http_requests_total" && $0.labels == ["route": "/health", "method": "GET", "status": "200"]
+            }?.value ?? -1
+        }
+        func latencyCount(_ families: [String: (type: String, samples: [(name: String, labels: [String: String], value: Double)])]) -> Double {
+            families["keychaind_http_request_duration_seconds"]?.samples.first {
+                $0.name == "keychaind_http_request_duration_seconds_count" && $0.labels["route"] == "/health"
+            }?.value ?? -1
+        }
+        #expect(healthCount(before) == 1)
+        let posts = before["keychaind_http_requests"]?.samples.first {
+            $0.labels == ["route": "/items/{class}", "method": "POST", "status": "201"]
+        }
+        #expect(posts?.value == 2)
+
+        for _ in 0..<5 { _ = try http.send("GET", "/health") }
+        #expect(try http.send("GET", "/v1/metrics").status == 401)
+        let after = try Self.parse(try http.send("GET", "/metrics", token: admin).text)
+        #expect(healthCount(after) == 6)
+        #expect(latencyCount(after) == 6)
+        let buckets = after["keychaind_http_request_duration_seconds"]?.samples.filter {
+            $0.name.hasSuffix("_bucket") && $0.labels["route"] == "/health"
+        } ?? []
+        #expect(buckets.last?.labels["le"] == "+Inf" && buckets.last?.value == 6)
+        #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.value <= $1.value }, "cumulative buckets")
+        let unauthorized = after["keychaind_http_requests"]?.samples.first {
+            $0.labels == ["route": "/metrics", "method": "GET", "status": "401"]
+        }
+        #expect(unauthorized?.value == 1)
+    }
+
+    @Test func metricsAreForAdminsOnly() throws {
+        let server = try KeychaindProcess()
+        defer { server.stop() }
+        let http = server.client()
+        let created = try http.json(
+            "POST", "/v1/admin/clients", ["name": "plain", "accessGroups": ["g"]], token: try server.adminToken())
+        let token = try #require(created.json["token"] as? String)
+        let response = try http.send("GET", "/metrics", token: token)
+        #expect(response.status == 403)
+        #expect(response.json["error"] as? String == "errSecMissingEntitlement")
+    }
+
+    // MARK: - TLS
+
+    /// A self-signed P-256 certificate for 127.0.0.1 and its key (0600) in a new directory.
+    static func selfSignedCertificate() throws -> (cert: String, key: String) {
+        let directory = KeychaindProcess.temporaryDirectory()
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let result = try Command.run([
+            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
+        ])
+        guard result.status == 0 else { throw ProcessFailure(description: "openssl failed: \(result.stderr)") }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+        return (cert, key)
+    }
+
+    @Test func servesHTTPSWithTheConfiguredCertificateAndNotPlainHTTP() throws {
+        let (cert, key) = try Self.selfSignedCertificate()
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_TLS_CERT_FILE": cert, "KEYCHAIND_TLS_KEY_FILE": key])
+        defer { server.stop() }
+        #expect(server.log.contains("listening on https://127.0.0.1:\(server.port)"))
+
+        let health = try Command.run([
+            "curl", "-sS", "--max-time", "10", "--cacert", cert, "-w", "\n%{http_code}",
+            "https://127.0.0.1:\(server.port)/v1/health",
+        ])
+        #expect(health.status == 0, "\(health.stderr)")
+        #expect(health.stdout.hasSuffix("\n200"))
+        #expect(health.stdout.contains("\"status\":\"ok\""))
+
+        // An admin route works over TLS too.
+        let metrics = try Command.run([
+            "curl", "-sS", "--max-time", "10", "--cacert", cert, "-H", "Authorization: Bearer \(try server.adminToken())",
+            "https://127.0.0.1:\(server.port)/metrics",
+        ])
+        #expect(metrics.stdout.contains("keychaind_http_requests_total{route=\"/health\""))
+
+        // Without the CA the certificate is not trusted; plain HTTP gets no HTTP answer.
+        let untrusted = try Command.run(["curl", "-sS", "--max-time", "10", "https://127.0.0.1:\(server.port)/v1/health"])
+        #expect(untrusted.status == 60, "curl: peer certificate cannot be authenticated")
+        let plain = try Command.run([
+            "curl", "-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}",
+            "http://127.0.0.1:\(server.port)/v1/health",
+        ])
+        #expect(plain.status != 0)
+        #expect(plain.stdout != "200")
+        #expect(server.stop() == 0)
+    }
+
+    @Test func refusesATLSKeyReadableByOthers() throws {
+        let (cert, key) = try Self.selfSignedCertificate()
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key)
+        let server = try KeychaindProcess(
+            environment: ["KEYCHAIND_TLS_CERT_FILE": cert, "KEYCHAIND_TLS_KEY_FILE": key], waitForListening: false)
+        let status = server.waitForExit()
+        #expect(status != nil && status != 0)
+        #expect(server.log.contains("tls.keyFile"))
+        #expect(server.log.contains("readable by others"))
+
+        // Group-readable (Debian's ssl-cert convention) is accepted.
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: key)
+        let accepted = try KeychaindProcess(environment: ["KEYCHAIND_TLS_CERT_FILE": cert, "KEYCHAIND_TLS_KEY_FILE": key])
+        #expect(accepted.stop() == 0)
+    }
+}

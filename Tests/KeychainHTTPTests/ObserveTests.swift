@@ -1,0 +1,152 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+import Logging
+import Testing
+
+@testable import KeychainHTTP
+
+/// The pieces of the audit log and the metrics, in process.
+struct ObserveTests {
+    static let noLog = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    static func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).log").path
+    }
+
+    @Test func concurrentAppendsNeverInterleave() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = AuditFile(path: path)
+        try file.open()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for line in 0..<500 {
+                let text = "{\"thread\":\(thread),\"line\":\(line),\"pad\":\"\(String(repeating: "x", count: 200))\"}\n"
+                try? file.append(Array(text.utf8))
+            }
+        }
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4000)
+        #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
+    @Test func followsItsPathWhenTheFileIsRotatedAway() throws {
+        let path = Self.temporaryPath()
+        defer {
+            try? FileManager.default.removeItem(atPath: path)
+            try? FileManager.default.removeItem(atPath: path + ".1")
+        }
+        let file = AuditFile(path: path, pathCheckInterval: 0)
+        try file.append(Array("one\n".utf8))
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
+        try file.append(Array("two\n".utf8))
+        #expect(try String(contentsOfFile: path + ".1", encoding: .utf8) == "one\n")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "two\n")
+    }
+
+    @Test func aPathThatIsADirectoryCannotBeWritten() throws {
+        let path = Self.temporaryPath()
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect(throws: AuditWriteError.self) { try AuditFile(path: path).append(Array("x\n".utf8)) }
+    }
+
+    @Test func tagsAreCanonicalKeyedAndShort() {
+        let auditor = Auditor(
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { Array(SHA256Stub.digest($0)) }, logger: Self.noLog)
+        let request = { (method: HTTPMethod, query: [HTTPRequest.QueryItem], body: String) in
+            HTTPRequest(method: method, path: "/items/internetPassword", queryItems: query, body: Array(body.utf8))
+        }
+        let fromQuery = auditor.subject(
+            of: request(.get, [.init(name: "port", value: "443"), .init(name: "value", value: "secret"),
+                               .init(name: "limit", value: "all"), .init(name: "bogus", value: "x")], ""),
+            parameters: ["class": "internetPassword"])
+        let fromBody = auditor.subject(
+            of: request(.post, [], #"{"port":443,"data":"c2VjcmV0","privateKey":"AAAA"}"#),
+            parameters: ["class": "internetPassword"])
+        #expect(fromQuery.attributes.map(\.0) == ["port"], "only attributes of the class")
+        #expect(fromBody.attributes.map(\.0) == ["port"])
+        #expect(fromQuery.attributes.first?.1 == fromBody.attributes.first?.1, "443 as text and as a number")
+        #expect(fromQuery.attributes.first?.1.count == 22)
+        #expect(auditor.tag("account", Auditor.raw("bob")) != auditor.tag("service", Auditor.raw("bob")))
+
+        let byRef = auditor.subject(
+            of: request(.get, [], ""), parameters: ["class": "internetPassword", "persistentRef": "not-a-ref"])
+        #expect(byRef.persistentRef == nil, "only well-formed references are written")
+        let unknownClass = auditor.subject(of: request(.get, [.init(name: "port", value: "1")], ""), parameters: ["class": "nope"])
+        #expect(unknownClass.itemClass == nil && unknownClass.attributes.isEmpty)
+    }
+
+    @Test func aDeletedFileIsReopenedAtOnce() throws {
+        let path = Self.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = AuditFile(path: path)  // the path itself is checked only once a second
+        try file.append(Array("one\n".utf8))
+        try FileManager.default.removeItem(atPath: path)
+        try file.append(Array("two\n".utf8))
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "two\n")
+    }
+
+    @Test func timestampsMatchRFC3339Format() {
+        for milliseconds: Int64 in [0, 1, 951_782_400_000, 1_795_298_140_684, 4_102_444_799_999, 253_402_300_799_999] {
+            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+            #expect(Auditor.timestamp(millisecondsSince1970: milliseconds) == RFC3339.format(date), "\(milliseconds)")
+        }
+    }
+
+    @Test func linesAreJSON() throws {
+        let auditor = Auditor(
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog)
+        var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: "::1"), route: "/admin/clients/{name}")
+        entry.client = "we\"ird\\name\n"
+        entry.status = 200
+        entry.osStatus = -25300
+        entry.milliseconds = 1.25
+        entry.subject.parameters = [("name", "a\u{01}b")]
+        let line = auditor.line(entry, phase: "attempt")
+        #expect(line.last == 0x0A)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.dropLast())) as? [String: Any])
+        #expect(object["client"] as? String == "we\"ird\\name\n")
+        #expect(object["osStatus"] as? Int == -25300)
+        #expect(object["ms"] as? Double == 1.25)
+        #expect(object["phase"] as? String == "attempt")
+        #expect((object["params"] as? [String: String])?["name"] == "a\u{01}b")
+    }
+
+    @Test func base64url() {
+        #expect(Auditor.base64url([UInt8]()) == "")
+        #expect(Auditor.base64url([0xFB, 0xFF]) == "-_8")
+        #expect(Auditor.base64url(Array("hello".utf8)) == "aGVsbG8")
+    }
+
+    @Test func metricsText() {
+        let metrics = RequestMetrics()
+        metrics.record(route: "/health", method: .get, status: 200, seconds: 0.0002)
+        metrics.record(route: "/health", method: .get, status: 200, seconds: 9)
+        metrics.record(route: "/x", method: HTTPMethod("BREW"), status: 405, seconds: 0.001)
+        var text = PrometheusText()
+        metrics.render(into: &text)
+        #expect(text.text.contains("keychaind_http_requests_total{route=\"/health\",method=\"GET\",status=\"200\"} 2\n"))
+        #expect(text.text.contains("method=\"OTHER\""))
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"0.00025\"} 1\n"))
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"2.5\"} 1\n"))
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"} 2\n"))
+        #expect(PrometheusText.escape("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
+        #expect(PrometheusText.format(.nan) == "NaN")
+    }
+}
+
+/// A stand-in MAC for tests (KeychainHTTP has no crypto of its own): FNV-style mixing, 32 bytes.
+enum SHA256Stub {
+    static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        var state: UInt64 = 0xcbf2_9ce4_8422_2325
+        var out: [UInt8] = []
+        for round in 0..<4 {
+            for byte in bytes + [UInt8(round)] { state = (state ^ UInt64(byte)) &* 0x100_0000_01b3 }
+            withUnsafeBytes(of: state) { out += $0 }
+        }
+        return out
+    }
+}
