@@ -8,7 +8,7 @@
 /// | `threads` | integer ≥ 0, 0 = one per core | `0` | `KEYCHAIND_THREADS` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
-/// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `65536` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
+/// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `32768` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
 /// | `limits.idleTimeoutSeconds` | integer ≥ 1 | `30` | `KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS` |
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
@@ -29,7 +29,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var threads: Int = 0
     public var maxBodyBytes: Int = 1_048_576
     public var maxConnections: Int = 1024
-    public var connectionMemoryBytes: Int = 65_536
+    public var connectionMemoryBytes: Int = 32_768
     public var idleTimeoutSeconds: Int = 30
     public var shutdownGraceSeconds: Int = 10
     public var tlsCertFile: String = ""

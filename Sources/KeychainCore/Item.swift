@@ -7,9 +7,9 @@ public struct PersistentRef: Hashable, Sendable, CustomStringConvertible {
 
     /// Accepts only the form `PersistentRef.random()` produces (22 base64url characters).
     public init?(_ string: String) {
-        guard string.utf8.count == 22,
-            string.utf8.allSatisfy({ PersistentRef.alphabet.utf8.contains($0) })
-        else { return nil }
+        guard string.utf8.count == 22, string.utf8.allSatisfy({ PersistentRef.isAlphabet[Int($0)] }) else {
+            return nil
+        }
         rawValue = string
     }
 
@@ -35,6 +35,8 @@ public struct PersistentRef: Hashable, Sendable, CustomStringConvertible {
     public var description: String { rawValue }
 
     private static let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    /// Whether each byte value belongs to the base64url alphabet (a table: this runs per row read).
+    private static let isAlphabet: [Bool] = (0..<256).map { alphabet.utf8.contains(UInt8($0)) }
 }
 
 /// A stored keychain item: a row of a stored class (never `.identity`), its attributes (only those

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import KeychainCore
 
@@ -6,20 +7,60 @@ import KeychainCore
 public final class SQLiteClientStore: ClientStore {
     let pool: ConnectionPool
 
+    /// Clients already looked up by token hash, so that authenticating a request costs a
+    /// dictionary lookup instead of a query. Every change to the clients table clears it and
+    /// bumps `generation`; a lookup that raced with a change does not cache what it read (its
+    /// generation is stale), so a revoked token fails from the next request on. Only tokens that
+    /// exist are cached, so unknown tokens cannot grow it; it is bounded anyway. The key is a
+    /// SHA-256 of a 256-bit random token: a timing difference in the dictionary reveals nothing
+    /// about a token.
+    private struct Cache {
+        var clients: [[UInt8]: Client] = [:]
+        var generation: UInt64 = 0
+    }
+
+    private let cache = Mutex(Cache())
+    static let cacheLimit = 10_000
+
     init(pool: ConnectionPool) { self.pool = pool }
 
+    /// Runs a change to the clients table, then forgets every cached lookup.
+    private func changing<T>(_ body: () throws -> T) throws -> T {
+        defer {
+            cache.withLock { cache in
+                cache.clients.removeAll()
+                cache.generation &+= 1
+            }
+        }
+        return try body()
+    }
+
     public func addClient(_ client: Client, tokenHash: [UInt8]) throws {
-        try StoreErrors.map {
+        try changing { try StoreErrors.map {
             try pool.write { db in
                 try db.execute(
                     "INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES (?, ?, ?, ?, ?)",
                     [.text(client.name), .text(try Self.encode(client.accessGroups)), .text(client.role.rawValue),
                      .integer(client.createdAt.millisecondsSince1970), .blob(tokenHash)])
             }
-        }
+        } }
     }
 
     public func client(forTokenHash tokenHash: [UInt8]) throws -> Client? {
+        let (cached, generation) = cache.withLock { ($0.clients[tokenHash], $0.generation) }
+        if let cached { return cached }
+        let client = try lookUp(tokenHash)
+        if let client {
+            cache.withLock { cache in
+                guard cache.generation == generation else { return }
+                if cache.clients.count >= Self.cacheLimit { cache.clients.removeAll() }
+                cache.clients[tokenHash] = client
+            }
+        }
+        return client
+    }
+
+    private func lookUp(_ tokenHash: [UInt8]) throws -> Client? {
         try StoreErrors.map {
             let rows = try pool.read { db in
                 try db.query(
@@ -43,17 +84,17 @@ public final class SQLiteClientStore: ClientStore {
     }
 
     public func removeClient(named name: String) throws -> Bool {
-        try StoreErrors.map {
+        try changing { try StoreErrors.map {
             try pool.write { db in try db.execute("DELETE FROM clients WHERE name = ?", [.text(name)]) > 0 }
-        }
+        } }
     }
 
     public func replaceToken(ofClient name: String, tokenHash: [UInt8]) throws -> Bool {
-        try StoreErrors.map {
+        try changing { try StoreErrors.map {
             try pool.write { db in
                 try db.execute("UPDATE clients SET token_hash = ? WHERE name = ?", [.blob(tokenHash), .text(name)]) > 0
             }
-        }
+        } }
     }
 
     private static func encode(_ groups: [String]) throws -> String {

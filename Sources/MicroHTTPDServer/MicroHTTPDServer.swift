@@ -65,7 +65,7 @@ public final class MicroHTTPDServer: Sendable {
     func answer(_ request: HTTPRequest) -> HTTPResponse { responder.respond(to: request) }
 
     func bodyTooLarge() -> HTTPResponse {
-        logger.info("request", metadata: ["route": "unmatched", "status": "413", "client": "-"])
+        logger.info("- unmatched 413 client=-")
         return .error(
             KeychainError.param("request body exceeds the limit of \(settings.maxBodyBytes) bytes"), status: 413)
     }

@@ -242,7 +242,7 @@ struct SchemaTests {
         }
     }
 
-    @Test func lookupByServiceAndAccountUsesThePrimaryKeyIndex() throws {
+    @Test func lookupByServiceAndAccountUsesTheLookupIndexInCreationOrder() throws {
         let fixture = try VaultFixture()
         let filter = ItemFilter(
             itemClass: .genericPassword, accessGroups: ["g1"],
@@ -251,6 +251,7 @@ struct SchemaTests {
         let plan = try fixture.vault.pool.write { db in
             try db.query("EXPLAIN QUERY PLAN SELECT seq FROM items WHERE \(clause) ORDER BY seq", values) { $0.text(3) }
         }
-        #expect(plan.contains { $0.contains("USING INDEX items_pk_genp") }, "\(plan)")
+        #expect(plan.contains { $0.contains("USING INDEX items_lookup_genp") }, "\(plan)")
+        #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "no sort per query: \(plan)")
     }
 }

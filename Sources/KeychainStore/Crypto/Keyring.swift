@@ -25,8 +25,8 @@ public final class Keyring: Sendable {
     private struct Keys {
         var masterKey: SecretBytes
         var terms: [UInt32: Term]
-        /// Keys derived for other purposes (`derivedMAC`), by label.
-        var derived: [String: SecretBytes] = [:]
+        /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, by label.
+        var derived: [String: HMACKey] = [:]
     }
 
     private struct State {
@@ -68,17 +68,17 @@ public final class Keyring: Sendable {
     /// neither by `rotate()` nor by `rewrap(under:)` (rekey), so the derived key is stable for the
     /// vault's life. Derived keys live with the data keys: nil while locked (or without term 1).
     public func derivedMAC(label: String, _ message: [UInt8]) -> [UInt8]? {
-        let key: SecretBytes? = state.withLock { state in
+        let key: HMACKey? = state.withLock { state in
             guard let keys = state.keys else { return nil }
             if let cached = keys.derived[label] { return cached }
             guard let base = keys.terms[1]?.key else { return nil }
             var derived = Digest.hmacSHA256(key: base, Array(label.utf8))
             defer { SecretBytes.wipe(&derived) }
-            let key = SecretBytes(derived)
+            let key = HMACKey(SecretBytes(derived))
             state.keys?.derived[label] = key
             return key
         }
-        return key.map { Digest.hmacSHA256(key: $0, message) }
+        return key?.mac(message)
     }
 
     // MARK: Creating, locking and unlocking

@@ -3,6 +3,7 @@
 enum Migrations {
     static let all: [(version: Int64, script: String)] = [
         (1, Schema.version1()),
+        (2, Schema.lookupIndexes()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -53,6 +53,20 @@ enum Schema {
 
     static func primaryKeyIndexName(_ itemClass: ItemClass) -> String { "items_pk_\(itemClass.code)" }
 
+    static func lookupIndexName(_ itemClass: ItemClass) -> String { "items_lookup_\(itemClass.code)" }
+
+    /// Migration 2: per class, the common lookup attributes and `synchronizable` followed by
+    /// `seq`, so that a lookup (a token fetch: service + account) returns its matches already in
+    /// creation order. With only the primary-key index SQLite built a temporary B-tree for
+    /// `ORDER BY seq` on every query, which cost more than the lookup itself.
+    static func lookupIndexes() -> String {
+        ItemClass.storedClasses.map { itemClass in
+            let columns = (leadingLookup(of: itemClass) + [.synchronizable]).map(effective) + ["seq"]
+            return "CREATE INDEX \(lookupIndexName(itemClass)) ON items(\(columns.joined(separator: ", "))) "
+                + "WHERE class = '\(itemClass.code)';"
+        }.joined(separator: "\n")
+    }
+
     static func createItemsTable() -> String {
         let columns = Attribute.all.map { "    \(column($0)) \(sqlType($0))" }.joined(separator: ",\n")
         return """
