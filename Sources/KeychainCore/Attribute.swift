@@ -21,7 +21,11 @@ public struct Attribute: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { name }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+    /// FNV-1a of the name, computed once: attributes key the dictionaries on every request's
+    /// path, and hashing an `Int` is much cheaper than hashing the name each time.
+    private let fingerprint: Int
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
     public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.name == rhs.name }
 
     public func belongs(to itemClass: ItemClass) -> Bool {
@@ -41,6 +45,9 @@ public struct Attribute: Hashable, Sendable, CustomStringConvertible {
         self.storedClasses = classes
         self.isPrimaryKey = primaryKey
         self.isReadOnly = readOnly
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        self.fingerprint = Int(truncatingIfNeeded: hash)
     }
 }
 

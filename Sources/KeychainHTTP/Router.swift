@@ -59,7 +59,7 @@ public struct Router: Sendable {
     ) {
         let segments = Self.split(pattern).map { part -> Segment in
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
-            return .literal(part)
+            return .literal(String(part))
         }
         routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler))
     }
@@ -72,7 +72,7 @@ public struct Router: Sendable {
         if parts.first == "v1" { parts.removeFirst() }
         let wanted = method == .head ? HTTPMethod.get : method
         var allowed: [HTTPMethod] = []
-        for route in routes {
+        for route in routes where route.segments.count == parts.count {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
             if route.method == wanted { return .found(route, parameters: parameters) }
             if !allowed.contains(route.method) { allowed.append(route.method) }
@@ -82,22 +82,25 @@ public struct Router: Sendable {
     }
 
     /// The segments of a path without its leading slash; every other empty segment is kept.
-    private static func split(_ path: String) -> [String] {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+    private static func split(_ path: String) -> [Substring] {
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
         if parts.first == "" { parts.removeFirst() }
         return parts
     }
 
-    private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {
+    /// The parameters when `parts` fit the route's segments; literals are checked before any
+    /// parameter is copied out.
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
         guard segments.count == parts.count else { return nil }
-        var parameters: [String: String] = [:]
         for (segment, part) in zip(segments, parts) {
             switch segment {
-            case .literal(let literal): if literal != part { return nil }
-            case .parameter(let name):
-                guard !part.isEmpty else { return nil }
-                parameters[name] = part
+            case .literal(let literal): if part != literal { return nil }
+            case .parameter: if part.isEmpty { return nil }
             }
+        }
+        var parameters: [String: String] = [:]
+        for (segment, part) in zip(segments, parts) {
+            if case .parameter(let name) = segment { parameters[name] = String(part) }
         }
         return parameters
     }

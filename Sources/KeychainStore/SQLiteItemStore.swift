@@ -193,26 +193,38 @@ public final class SQLiteItemStore: ItemStore {
     /// The WHERE clause of a filter. The class is a literal (a fixed code, never caller text) so
     /// the planner can use that class's partial indexes; every other value is bound.
     static func whereClause(_ filter: ItemFilter) -> (String, [SQLiteValue]) {
-        var clause = "class = '\(filter.itemClass.code)'"
+        var clause = classClauses[filter.itemClass] ?? ""
+        clause.reserveCapacity(400)
         var values: [SQLiteValue] = []
+        values.reserveCapacity(filter.accessGroups.count + filter.equal.count + 1)
         // `=` or a chain of `OR`s rather than `IN (…)`: SQLite builds an ephemeral table for an IN
         // list on every execution, which cost more than the rest of a point read.
-        clause += " AND (" + filter.accessGroups.map { _ in "ifnull(\"accessGroup\", '') = ?" }.joined(separator: " OR ") + ")"
-        values += filter.accessGroups.map { .text($0) }
+        clause += " AND ("
+        for (index, group) in filter.accessGroups.enumerated() {
+            clause += index == 0 ? groupTerm : " OR " + groupTerm
+            values.append(.text(group))
+        }
+        clause += ")"
         if let ref = filter.persistentRef {
             clause += " AND persistent_ref = ?"
             values.append(.text(ref.rawValue))
         }
         // In name order, so that equal filters give the same SQL (one cached statement).
         for (attribute, wanted) in filter.equal.sorted(by: { $0.key.name < $1.key.name }) {
-            clause += " AND \(Schema.effective(attribute)) = ?"
-            if filter.caseInsensitive, case .string = wanted {
-                clause += " COLLATE \(SQLiteConnection.caseInsensitiveCollation)"
-            }
+            clause += equalityTerms[attribute] ?? ""
+            if filter.caseInsensitive, case .string = wanted { clause += foldedComparison }
             values.append(sqlValue(wanted))
         }
         return (clause, values)
     }
+
+    /// The SQL fragments `whereClause` joins, made once: it runs on every request.
+    private static let classClauses = Dictionary(
+        uniqueKeysWithValues: ItemClass.storedClasses.map { ($0, "class = '\($0.code)'") })
+    private static let groupTerm = "ifnull(\"accessGroup\", '') = ?"
+    private static let equalityTerms = Dictionary(
+        uniqueKeysWithValues: Attribute.all.map { ($0, " AND \(Schema.effective($0)) = ?") })
+    private static let foldedComparison = " COLLATE \(SQLiteConnection.caseInsensitiveCollation)"
 
     static func sqlValue(_ value: AttributeValue) -> SQLiteValue {
         switch value {
