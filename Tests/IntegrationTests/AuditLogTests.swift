@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The audit log against the real binary (docs/operations-observe.md).
+/// The audit log against the real binary (docs/operations.md).
 @Suite(.serialized)
 struct AuditLogTests {
     static let secretValue = "s3cret-Value-0bserve"

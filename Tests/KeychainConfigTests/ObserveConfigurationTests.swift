@@ -3,7 +3,7 @@ import Testing
 
 @testable import KeychainConfig
 
-/// The `[audit]` keys (docs/operations-observe.md).
+/// The `[audit]` keys (docs/operations.md).
 struct ObserveConfigurationTests {
     @Test func auditDefaults() throws {
         let configuration = try ConfigurationLoader.load(fileText: nil, environment: [:], flags: ["dataDir": "/d"])

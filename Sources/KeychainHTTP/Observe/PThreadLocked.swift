@@ -6,7 +6,7 @@ import Glibc
 /// Synchronization's `Mutex`, which on Linux is a priority-inheritance futex: contended by
 /// libmicrohttpd's workers, its slow path (rt_mutex, context switches) showed in a perf profile
 /// of `/health` under wrk, and metrics alone took throughput from ~90–100k to ~50–80k req/s.
-/// With this lock, metrics are within the noise of none (docs/operations-observe.md).
+/// With this lock, metrics are within the noise of none (docs/benchmarks.md).
 final class PThreadLocked<State>: @unchecked Sendable {
     // @unchecked: `state` is only touched while `mutex` is held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
