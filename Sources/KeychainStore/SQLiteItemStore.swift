@@ -236,29 +236,24 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
-    static func attributeValue(_ value: SQLiteValue, for attribute: Attribute) -> AttributeValue? {
-        switch value {
-        case .null: return nil
-        case .text(let string): return .string(string)
-        case .blob(let bytes): return .data(bytes)
-        case .integer(let number):
-            switch attribute.valueType {
-            case .bool: return .bool(number != 0)
-            case .date: return .date(Date(millisecondsSince1970: number))
-            default: return .integer(number)
-            }
-        }
-    }
-
     private static func item(from row: SQLiteStatement) throws -> Item {
         guard let itemClass = classesByCode[row.text(1)], let ref = PersistentRef(row.text(2)) else {
             throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
         }
         var attributes: [Attribute: AttributeValue] = [:]
+        attributes.reserveCapacity(16)
         for (offset, attribute) in columns.enumerated() {
             let column = firstAttributeColumn + Int32(offset)
             if row.isNull(column) { continue }
-            if let value = attributeValue(row.value(column), for: attribute) { attributes[attribute] = value }
+            // Read each column as its attribute's type directly (this runs for every column of
+            // every row read).
+            switch attribute.valueType {
+            case .string, .enumeration: attributes[attribute] = .string(row.text(column))
+            case .data: attributes[attribute] = .data(row.blob(column))
+            case .integer: attributes[attribute] = .integer(row.int64(column))
+            case .bool: attributes[attribute] = .bool(row.int64(column) != 0)
+            case .date: attributes[attribute] = .date(Date(millisecondsSince1970: row.int64(column)))
+            }
         }
         return Item(itemClass: itemClass, persistentRef: ref, attributes: attributes, secret: nil)
     }
