@@ -32,11 +32,15 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// Fills a new secret of `count` bytes in place, so the bytes never exist outside it.
-    public init(count: Int, initializer: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
+    /// `lockedInMemory: false` skips `mlock` for secrets that only pass through a request (they
+    /// are still wiped on release); keys keep the default.
+    public init(
+        count: Int, lockedInMemory: Bool = true, initializer: (UnsafeMutableRawBufferPointer) throws -> Void
+    ) rethrows {
         length = count
         storage = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
-        isLocked = mlock(storage.baseAddress, storage.count) == 0
+        isLocked = lockedInMemory && mlock(storage.baseAddress, storage.count) == 0
         do {
             try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
         } catch {

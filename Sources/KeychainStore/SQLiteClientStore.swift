@@ -19,7 +19,7 @@ public final class SQLiteClientStore: ClientStore {
         var generation: UInt64 = 0
     }
 
-    private let cache = Mutex(Cache())
+    private let cache = PThreadLocked(Cache())
     static let cacheLimit = 10_000
 
     init(pool: ConnectionPool) { self.pool = pool }

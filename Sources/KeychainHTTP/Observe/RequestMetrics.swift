@@ -1,3 +1,5 @@
+import KeychainCore
+
 /// The request families of `/metrics`, counted by `KeychainApplication` for every request:
 /// `keychaind_http_requests_total{route,method,status}` and the latency histogram
 /// `keychaind_http_request_duration_seconds{route}`. One mutex guards both (one short critical

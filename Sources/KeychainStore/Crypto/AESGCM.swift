@@ -13,13 +13,13 @@ final class AESGCM: Sendable {
     static let nonceSize = 12
     static let tagSize = 16
 
-    private let sealer: Mutex<CipherContext>
-    private let opener: Mutex<CipherContext>
+    private let sealer: PThreadLocked<CipherContext>
+    private let opener: PThreadLocked<CipherContext>
 
     init(key: SecretBytes) throws {
         guard key.count == Self.keySize else { throw CryptoError.invalidInput("key must be 32 bytes") }
-        sealer = Mutex(try CipherContext(key: key, encrypt: true))
-        opener = Mutex(try CipherContext(key: key, encrypt: false))
+        sealer = PThreadLocked(try CipherContext(key: key, encrypt: true))
+        opener = PThreadLocked(try CipherContext(key: key, encrypt: false))
     }
 
     /// Seals `plaintext` under `nonce` (fresh random when nil) and `aad`; appends
@@ -49,16 +49,17 @@ final class AESGCM: Sendable {
         return output
     }
 
-    /// Opens `ciphertext` with `tag`, writing the plaintext straight into a new `SecretBytes`.
+    /// Opens `ciphertext` with `tag`, writing the plaintext straight into a new `SecretBytes`
+    /// (locked in memory when `lockedInMemory`: keys are, item secrets passing through are not).
     /// Throws `CryptoError.authenticationFailure` when anything was altered; no plaintext escapes then.
     func open(
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        aad: [UInt8]
+        aad: [UInt8], lockedInMemory: Bool = true
     ) throws -> SecretBytes {
         guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
         guard tag.count == Self.tagSize else { throw CryptoError.invalidInput("tag must be 16 bytes") }
         return try opener.withLock { context in
-            try SecretBytes(count: ciphertext.count) { plaintext in
+            try SecretBytes(count: ciphertext.count, lockedInMemory: lockedInMemory) { plaintext in
                 try context.open(ciphertext, nonce: nonce, aad: aad, tag: tag, plaintext: plaintext)
             }
         }

@@ -36,7 +36,7 @@ public final class Keyring: Sendable {
         var currentEncryptions: UInt64
     }
 
-    private let state: Mutex<State>
+    private let state: PThreadLocked<State>
     /// Held shared by every operation that uses a key (`withKeys`), exclusively by `lock()` and
     /// `unlock(masterKey:)`: when `lock()` returns, no operation holds a key any more.
     private let gate = ReadersWriterLock()
@@ -45,7 +45,7 @@ public final class Keyring: Sendable {
     public let rotationThreshold: UInt64
 
     private init(state: State, pool: ConnectionPool, threshold: UInt64, logger: Logger) {
-        self.state = Mutex(state)
+        self.state = PThreadLocked(state)
         self.pool = pool
         self.rotationThreshold = threshold
         self.logger = logger

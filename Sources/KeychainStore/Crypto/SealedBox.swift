@@ -60,7 +60,10 @@ enum SealedBox {
             let nonce = UnsafeRawBufferPointer(rebasing: raw[5..<headerSize])
             let ciphertext = UnsafeRawBufferPointer(rebasing: raw[headerSize..<(raw.count - AESGCM.tagSize)])
             let tag = UnsafeRawBufferPointer(rebasing: raw[(raw.count - AESGCM.tagSize)...])
-            return try cipher.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: aad)
+            // An item's secret only passes through on its way into an answer: wiped when released,
+            // but not mlock'ed (an mlock/munlock pair per read splits the heap's memory mappings
+            // and serialises every worker thread on the kernel's mapping lock).
+            return try cipher.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: aad, lockedInMemory: false)
         }
     }
 

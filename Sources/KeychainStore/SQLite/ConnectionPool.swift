@@ -1,3 +1,4 @@
+import KeychainCore
 import Synchronization
 
 /// The connections to one database file: one writer behind a `Mutex` (SQLite allows one writer
@@ -15,13 +16,13 @@ final class ConnectionPool: Sendable {
 
     let path: String
     private let maxIdleReaders: Int
-    private let writer: Mutex<SQLiteConnection?>
-    private let readers = Mutex(Readers())
+    private let writer: PThreadLocked<SQLiteConnection?>
+    private let readers = PThreadLocked(Readers())
 
     init(path: String, maxIdleReaders: Int = 4) throws {
         self.path = path
         self.maxIdleReaders = path == ":memory:" ? 0 : maxIdleReaders
-        writer = Mutex(try SQLiteConnection(path: path))
+        writer = PThreadLocked(try SQLiteConnection(path: path))
     }
 
     /// Runs `body` with the writer connection, serialized with every other write.

@@ -4,15 +4,14 @@ import Glibc
 
 /// State behind a plain `pthread_mutex_t` (adaptive). Used on the request path instead of
 /// Synchronization's `Mutex`, which on Linux is a priority-inheritance futex: contended by
-/// libmicrohttpd's workers, its slow path (rt_mutex, context switches) showed in a perf profile
-/// of `/health` under wrk, and metrics alone took throughput from ~90–100k to ~50–80k req/s.
-/// With this lock, metrics are within the noise of none (docs/benchmarks.md).
-final class PThreadLocked<State>: @unchecked Sendable {
+/// libmicrohttpd's workers, its slow path (rt_mutex, context switches) dominated perf profiles
+/// of `/health` and of the token route under wrk (docs/benchmarks.md).
+public final class PThreadLocked<State>: @unchecked Sendable {
     // @unchecked: `state` is only touched while `mutex` is held.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var state: State
 
-    init(_ state: State) {
+    public init(_ state: State) {
         self.state = state
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -29,7 +28,7 @@ final class PThreadLocked<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
