@@ -59,13 +59,14 @@ public final class TokenService: Sendable {
     }
 
     /// `Bearer <accessToken>`; errSecItemNotFound when none is stored or it has expired.
+    /// Reads the access token alone: this is the route backend services call on every request.
     public func authorization(_ naming: TokenNaming, client: Client) throws -> String {
-        let tokens = try tokens(naming, client: client)
-        if tokens.expired, let expiresAt = tokens.expiresAt {
+        let access = try find(naming, .accessToken, client: client)
+        if let expiresAt = Self.expiry(of: access), expiresAt <= items.clock() {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
-        return "Bearer \(tokens.accessToken)"
+        return "Bearer \(access.secret?.utf8String() ?? "")"
     }
 
     /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none.

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# HTTP benchmark, side by side with the bare libmicrohttpd server (the ceiling) in one run:
+#   baseline GET /hello (shared/bench/baseline), then keychaind's
+#   GET /v1/tokens/{s}/authorization, GET /v1/items/genericPassword?...&return=data,
+#   POST /v1/items/genericPassword (a durable add per request),
+# alternating, at 1, 8 and 64 connections. Prints a Markdown table with req/s, p50, p99 and
+# each as a ratio to the baseline of the same round.
+#
+# usage: bench/http-bench.sh [seconds per measurement, default 10]
+# env:   KEYCHAIND_BENCH_CONFIG="KEY=VALUE ..." extra environment for keychaind (e.g.
+#        "KEYCHAIND_AUDIT_ENABLED=false KEYCHAIND_LOG_LEVEL=warning"); defaults are the shipped ones.
+# needs: wrk, curl, gcc, libmicrohttpd-dev; builds keychaind in release.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+duration="${1:-10}"
+baseline_port=8299
+port=18700
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+swift build -c release --product keychaind >/dev/null
+bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
+pids+=($!)
+env ${KEYCHAIND_BENCH_CONFIG:-} .build/release/keychaind serve --listen "127.0.0.1:$port" \
+    --data-dir "$work/data" >"$work/keychaind.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1 \
+        && curl -sf "http://127.0.0.1:$baseline_port/hello" >/dev/null 2>&1 && break
+    sleep 0.2
+done
+export KEYCHAIND_BENCH_TOKEN="$(cat "$work/data/admin.token")"
+auth=(-H "Authorization: Bearer $KEYCHAIND_BENCH_TOKEN" -H "Content-Type: application/json")
+curl -sf -X PUT "http://127.0.0.1:$port/v1/tokens/bench" "${auth[@]}" \
+    -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"}' >/dev/null
+curl -sf -X POST "http://127.0.0.1:$port/v1/items/genericPassword" "${auth[@]}" \
+    -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
+
+# measure NAME CONNECTIONS URL [SCRIPT] -> "req/s p50_ms p99_ms errors"
+measure() {
+    local connections=$2 url=$3 script=${4:-}
+    local threads=2
+    [ "$connections" -lt 2 ] && threads=1
+    local args=(-t"$threads" -c"$connections" -d"${duration}s" --latency)
+    [ -n "$script" ] && args+=(-s "$script")
+    local out
+    out=$(KEYCHAIND_BENCH_RUN="$RANDOM$RANDOM" wrk "${args[@]}" "$url")
+    local rps p50 p99 errors
+    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+    p50=$(awk '$1=="50%" {print $2}' <<<"$out")
+    p99=$(awk '$1=="99%" {print $2}' <<<"$out")
+    errors=$(awk '/Non-2xx/ {print $5}' <<<"$out")
+    echo "$rps $(to_ms "$p50") $(to_ms "$p99") ${errors:-0}"
+}
+to_ms() { # wrk prints 812.00us / 1.20ms / 2.00s
+    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+echo "## HTTP ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, config: ${KEYCHAIND_BENCH_CONFIG:-defaults})"
+echo
+echo "Machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo
+echo "| conns | route | req/s | p50 ms | p99 ms | req/s vs baseline | p99 vs baseline | non-2xx |"
+echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+base_url="http://127.0.0.1:$baseline_port/hello"
+k="http://127.0.0.1:$port"
+for connections in 1 8 64; do
+    read -r b_rps b_p50 b_p99 _ < <(measure baseline "$connections" "$base_url")
+    echo "| $connections | baseline \`GET /hello\` | $b_rps | $b_p50 | $b_p99 | 1.00 | 1.00 | 0 |"
+    for route in token read add; do
+        case $route in
+        token) name='`GET /v1/tokens/bench/authorization`'; url="$k/v1/tokens/bench/authorization"; script=bench/wrk/auth.lua ;;
+        read) name='`GET /v1/items/genericPassword?…&return=data`'; url="$k/v1/items/genericPassword?service=bench&account=reader&return=data"; script=bench/wrk/auth.lua ;;
+        add) name='`POST /v1/items/genericPassword`'; url="$k/v1/items/genericPassword"; script=bench/wrk/add.lua ;;
+        esac
+        read -r rps p50 p99 errors < <(measure "$route" "$connections" "$url" "$script")
+        echo "| $connections | $name | $rps | $p50 | $p99 | $(ratio "$rps" "$b_rps") | $(ratio "$p99" "$b_p99") | $errors |"
+    done
+done
+echo
+echo "keychaind resident memory after the run: $(awk '/VmRSS/ {print $2, $3}' /proc/"${pids[1]}"/status)"
