@@ -35,12 +35,17 @@ extension AttributeValue {
 
 extension Date {
     /// This date truncated to whole milliseconds, the precision keychaind keeps and answers.
-    public var truncatedToMilliseconds: Date {
-        Date(timeIntervalSince1970: (timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-    }
+    public var truncatedToMilliseconds: Date { Date(millisecondsSince1970: millisecondsSince1970) }
 
-    /// Milliseconds since 1970, the stored form.
-    public var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Milliseconds since 1970, the stored form: truncated toward the earlier millisecond, except
+    /// that a value within a microsecond of a whole millisecond is that millisecond: `Date` keeps
+    /// seconds since 2001 in a `Double`, whose rounding near 1970 is ~0.1 µs, so a plain floor made
+    /// -0.001 s into -2 ms.
+    public var millisecondsSince1970: Int64 {
+        let scaled = timeIntervalSince1970 * 1000
+        let nearest = scaled.rounded()
+        return Int64(abs(scaled - nearest) < 1e-3 ? nearest : scaled.rounded(.down))
+    }
 
     public init(millisecondsSince1970: Int64) {
         self.init(timeIntervalSince1970: Double(millisecondsSince1970) / 1000)

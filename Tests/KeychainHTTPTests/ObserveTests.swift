@@ -89,11 +89,14 @@ struct ObserveTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "two\n")
     }
 
-    @Test func timestampsMatchRFC3339Format() {
-        for milliseconds: Int64 in [0, 1, 951_782_400_000, 1_795_298_140_684, 4_102_444_799_999, 253_402_300_799_999] {
-            let date = Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-            #expect(Auditor.timestamp(millisecondsSince1970: milliseconds) == RFC3339.format(date), "\(milliseconds)")
-        }
+    @Test(arguments: [
+        (Int64(0), "1970-01-01T00:00:00.000Z"), (-1, "1969-12-31T23:59:59.999Z"),
+        (951_782_400_000, "2000-02-29T00:00:00.000Z"), (1_795_298_140_684, "2026-11-21T21:55:40.684Z"),
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+    ])
+    func timestampsAreRFC3339WithMilliseconds(milliseconds: Int64, text: String) {
+        #expect(RFC3339.format(millisecondsSince1970: milliseconds) == text)
+        #expect(RFC3339.parse(text)?.millisecondsSince1970 == milliseconds)
     }
 
     @Test func linesAreJSON() throws {

@@ -5,7 +5,12 @@ import Foundation
 public enum RFC3339 {
     /// The answer form: UTC, always three fraction digits.
     public static func format(_ date: Date) -> String {
-        let milliseconds = date.millisecondsSince1970
+        format(millisecondsSince1970: date.millisecondsSince1970)
+    }
+
+    /// The same from milliseconds since 1970, written into one buffer (every answer and every
+    /// audit line carries dates, so this avoids building the text piece by piece).
+    public static func format(millisecondsSince1970 milliseconds: Int64) -> String {
         var days = milliseconds / 86_400_000
         var rest = milliseconds % 86_400_000
         if rest < 0 {
@@ -13,12 +18,28 @@ public enum RFC3339 {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
-        let hour = rest / 3_600_000
-        let minute = rest / 60_000 % 60
-        let second = rest / 1000 % 60
-        let millisecond = rest % 1000
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T" + pad(hour, 2) + ":"
-            + pad(minute, 2) + ":" + pad(second, 2) + "." + pad(millisecond, 3) + "Z"
+        return String(unsafeUninitializedCapacity: 24) { buffer in
+            func put(_ value: Int64, at offset: Int, digits: Int) {
+                var value = value
+                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                    buffer[index] = UInt8(48 + value % 10)
+                    value /= 10
+                }
+            }
+            put(year, at: 0, digits: 4)
+            put(month, at: 5, digits: 2)
+            put(day, at: 8, digits: 2)
+            put(rest / 3_600_000, at: 11, digits: 2)
+            put(rest / 60_000 % 60, at: 14, digits: 2)
+            put(rest / 1000 % 60, at: 17, digits: 2)
+            put(rest % 1000, at: 20, digits: 3)
+            for (offset, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")]
+                as [(Int, Unicode.Scalar)]
+            {
+                buffer[offset] = UInt8(ascii: separator)
+            }
+            return 24
+        }
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; fractions beyond milliseconds are cut.
@@ -76,11 +97,6 @@ public enum RFC3339 {
         let days = self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
         return Date(millisecondsSince1970: seconds * 1000 + millisecond)
-    }
-
-    private static func pad(_ value: Int64, _ width: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 
     private static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }

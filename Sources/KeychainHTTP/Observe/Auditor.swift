@@ -116,7 +116,7 @@ public final class Auditor: Sendable {
     /// The entry as one JSON line, written straight into bytes (this runs on every request).
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
         var line = LineWriter()
-        line.string("time", Self.timestamp(millisecondsSince1970: clock().millisecondsSince1970))
+        line.string("time", RFC3339.format(millisecondsSince1970: clock().millisecondsSince1970))
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
         if let client = entry.client { line.string("client", client) } else { line.null("client") }
@@ -132,45 +132,6 @@ public final class Auditor: Sendable {
         if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
         if let milliseconds = entry.milliseconds { line.number("ms", milliseconds) }
         return line.finish()
-    }
-
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the same as `RFC3339.format`, without building strings.
-    static func timestamp(millisecondsSince1970 milliseconds: Int64) -> String {
-        var days = milliseconds / 86_400_000
-        var rest = milliseconds % 86_400_000
-        if rest < 0 {
-            rest += 86_400_000
-            days -= 1
-        }
-        // Days to civil date (H. Hinnant's algorithm).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        var bytes = [UInt8](repeating: 0, count: 24)
-        func put(_ value: Int64, at offset: Int, digits: Int) {
-            var value = value
-            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
-                bytes[index] = UInt8(48 + value % 10)
-                value /= 10
-            }
-        }
-        put(year, at: 0, digits: 4)
-        put(month, at: 5, digits: 2)
-        put(day, at: 8, digits: 2)
-        put(rest / 3_600_000, at: 11, digits: 2)
-        put(rest / 60_000 % 60, at: 14, digits: 2)
-        put(rest / 1000 % 60, at: 17, digits: 2)
-        put(rest % 1000, at: 20, digits: 3)
-        for (offset, character) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")] as [(Int, Unicode.Scalar)] {
-            bytes[offset] = UInt8(ascii: character)
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func write(_ line: [UInt8]) -> Bool {
