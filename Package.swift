@@ -19,6 +19,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Tests only: property-based fuzzing of the JSON and request parsers (docs/reliability.md).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // MARK: C edge
@@ -85,7 +87,11 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "KeychainHTTPTests", dependencies: ["KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport"],
+            name: "KeychainHTTPTests",
+            dependencies: [
+                "KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
             swiftSettings: swiftSettings),
         .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
         .testTarget(

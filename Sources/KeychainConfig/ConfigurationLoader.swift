@@ -27,6 +27,7 @@ public enum ConfigurationLoader {
         "listen", "dataDir", "logLevel", "threads",
         "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
         "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
+        "limits.authFailuresPerMinute", "limits.authFailureAddresses",
         "tls.certFile", "tls.keyFile",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
@@ -127,6 +128,8 @@ public enum ConfigurationLoader {
         case "limits.connectionMemoryBytes": configuration.connectionMemoryBytes = try integer(atLeast: 8192)
         case "limits.idleTimeoutSeconds": configuration.idleTimeoutSeconds = try integer(atLeast: 1)
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
+        case "limits.authFailuresPerMinute": configuration.authFailuresPerMinute = try integer(atLeast: 0)
+        case "limits.authFailureAddresses": configuration.authFailureAddresses = try integer(atLeast: 1)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
         case "backup.interval": configuration.backupInterval = try integer(atLeast: 0)

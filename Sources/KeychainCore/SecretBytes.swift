@@ -105,9 +105,20 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
 
 /// Constant-time equality of two byte sequences: the time depends on the lengths only.
 public func constantTimeEqual(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    constantTimeEqualBytes(a, b)
+}
+
+/// The comparison itself, generic so that a test can hand it collections that count their reads
+/// (it must read every byte pair, wherever the first difference is); specialised for the raw
+/// buffers above.
+func constantTimeEqualBytes<A: RandomAccessCollection<UInt8>, B: RandomAccessCollection<UInt8>>(
+    _ a: A, _ b: B
+) -> Bool where A.Index == Int, B.Index == Int {
     var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
     let length = Swift.min(a.count, b.count)
-    for index in 0..<length { difference |= a[index] ^ b[index] }
+    for offset in 0..<length {
+        difference |= a[a.startIndex + offset] ^ b[b.startIndex + offset]
+    }
     return difference == 0 && a.count == b.count
 }
 

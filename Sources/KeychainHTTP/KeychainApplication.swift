@@ -15,16 +15,18 @@ public struct KeychainApplication: HTTPResponder {
     private let logger: Logger
     private let auditor: Auditor?
     private let metrics: RequestMetrics?
+    private let authFailureLimiter: AuthFailureLimiter?
 
     public init(
         router: Router, authenticator: Authenticator, logger: Logger, auditor: Auditor? = nil,
-        metrics: RequestMetrics? = nil
+        metrics: RequestMetrics? = nil, authFailureLimiter: AuthFailureLimiter? = nil
     ) {
         self.router = router
         self.authenticator = authenticator
         self.logger = logger
         self.auditor = auditor
         self.metrics = metrics
+        self.authFailureLimiter = authFailureLimiter
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -61,6 +63,9 @@ public struct KeychainApplication: HTTPResponder {
                 }
                 response = try route.handler(RequestContext(request: request, parameters: parameters, client: client))
                 osStatus = response.status < 400 ? 0 : nil
+            } catch let limited as TooManyAuthFailures {
+                response = limited.response
+                osStatus = KeychainError.Code.authFailed.rawValue
             } catch let error as KeychainError {
                 response = .error(error)
                 osStatus = error.status
@@ -100,13 +105,26 @@ public struct KeychainApplication: HTTPResponder {
         case .open:
             return nil
         case .client:
-            return try authenticator.authenticate(request)
+            return try authenticate(request)
         case .admin:
-            let client = try authenticator.authenticate(request)
+            let client = try authenticate(request)
             guard client.role == .admin else {
                 throw KeychainError.missingEntitlement("this route needs an admin client")
             }
             return client
+        }
+    }
+
+    /// The authenticator's answer; a failure beyond the address's budget becomes 429 (the
+    /// limiter is consulted only on failure, so valid tokens never wait for it).
+    private func authenticate(_ request: HTTPRequest) throws -> Client {
+        do {
+            return try authenticator.authenticate(request)
+        } catch let error as KeychainError where error.code == .authFailed {
+            guard let limiter = authFailureLimiter,
+                let wait = limiter.recordFailure(from: request.remoteAddress)
+            else { throw error }
+            throw TooManyAuthFailures(retryAfterSeconds: wait)
         }
     }
 
@@ -123,5 +141,21 @@ public struct KeychainApplication: HTTPResponder {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+}
+
+/// A failed authentication from an address over its budget: 429, `Retry-After`, and the error
+/// shape with errSecAuthFailed (an extension of api.md's table, docs/decisions.md "Hardening").
+struct TooManyAuthFailures: Error {
+    let retryAfterSeconds: Int
+
+    var response: HTTPResponse {
+        var answer = HTTPResponse.error(
+            KeychainError(
+                .authFailed,
+                "too many failed authentications from this address; retry after \(retryAfterSeconds) s"),
+            status: 429)
+        answer.headers.append(("Retry-After", String(retryAfterSeconds)))
+        return answer
     }
 }

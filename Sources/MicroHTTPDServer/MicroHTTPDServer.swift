@@ -70,6 +70,16 @@ public final class MicroHTTPDServer: Sendable {
             KeychainError.param("request body exceeds the limit of \(settings.maxBodyBytes) bytes"), status: 413)
     }
 
+    func badFraming(_ problem: String) -> HTTPResponse {
+        logger.info("request", metadata: ["route": "unmatched", "status": "400", "client": "-"])
+        return .error(KeychainError.param("the request's length is ambiguous: \(problem)"))
+    }
+
+    func queryNotUTF8() -> HTTPResponse {
+        logger.info("request", metadata: ["route": "unmatched", "status": "400", "client": "-"])
+        return .error(KeychainError.param("the query string does not decode to UTF-8"))
+    }
+
     var maxBodyBytes: Int { settings.maxBodyBytes }
 }
 
@@ -151,6 +161,12 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
+        if let problem = framingProblem(connection) {
+            // Ambiguous framing (request smuggling's raw material): refuse at once; an early
+            // answer makes libmicrohttpd close the connection, so nothing after it is read.
+            pending.tooLarge = true
+            return queue(server.badFraming(problem), on: connection)
+        }
         if let length = headerValue(connection, "Content-Length").flatMap(Int.init), length > server.maxBodyBytes {
             // Too large by its own account: answer at once, before `100 Continue`, and let the
             // connection close rather than read the body.
@@ -180,13 +196,17 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
 
     if pending.tooLarge { return queue(server.bodyTooLarge(), on: connection) }
+    // Query arguments percent-decode to any bytes: not UTF-8 (`%FF`) is refused rather than
+    // repaired into U+FFFD (which would match a different value); `%00` is kept, not cut off.
+    guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true) else {
+        pending.body = []
+        return queue(server.queryNotUTF8(), on: connection)
+    }
     let request = HTTPRequest(
         method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
         path: url.map { String(cString: $0) } ?? "/",
-        queryItems: values(of: connection, kind: .GET_ARGUMENT_KIND).map {
-            HTTPRequest.QueryItem(name: $0.name, value: $0.value)
-        },
-        headers: values(of: connection, kind: .HEADER_KIND),
+        queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
+        headers: values(of: connection, kind: .HEADER_KIND, strict: false) ?? [],
         body: pending.body,
         remoteAddress: clientAddress(connection))
     pending.body = []
@@ -212,22 +232,58 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
     return result
 }
 
+/// Why the body's length is ambiguous (RFC 9112 §6.3), or nil: Content-Length together with
+/// Transfer-Encoding, Content-Lengths that disagree, or a transfer coding other than `chunked`.
+private func framingProblem(_ connection: OpaquePointer) -> String? {
+    let headers = values(of: connection, kind: .HEADER_KIND, strict: false) ?? []
+    let lengths = Set(headers.filter { $0.name.lowercased() == "content-length" }.map(\.value))
+    let codings = headers.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
+    if !codings.isEmpty, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding" }
+    if lengths.count > 1 { return "conflicting Content-Length headers" }
+    if codings.count > 1 || codings.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" }) {
+        return "a Transfer-Encoding other than chunked"
+    }
+    return nil
+}
+
 private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
     MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
 }
 
-/// Collects the (name, value) pairs of one kind (headers or query arguments).
-private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(name: String, value: String)] {
-    final class Collector { var pairs: [(name: String, value: String)] = [] }
+/// Collects the (name, value) pairs of one kind (headers or query arguments), each with its
+/// length (so a decoded `%00` stays in the value). `strict`: nil when a name or value is not
+/// UTF-8; otherwise such bytes are repaired (U+FFFD).
+private func values(
+    of connection: OpaquePointer, kind: MHD_ValueKind, strict: Bool
+) -> [(name: String, value: String)]? {
+    final class Collector {
+        var pairs: [(name: String, value: String)] = []
+        var strict = false
+        var invalid = false
+        func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
+            guard let pointer, count > 0 else { return "" }
+            let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: count)
+            let buffer = UnsafeBufferPointer(start: bytes, count: count)
+            if strict {
+                guard let valid = String(validating: buffer, as: UTF8.self) else {
+                    invalid = true
+                    return ""
+                }
+                return valid
+            }
+            return String(decoding: buffer, as: UTF8.self)
+        }
+    }
     let collector = Collector()
+    collector.strict = strict
     let box = Unmanaged.passUnretained(collector).toOpaque()
-    _ = MHD_get_connection_values(connection, kind, { box, _, key, value in
+    _ = MHD_get_connection_values_n(connection, kind, { box, _, key, keySize, value, valueSize in
         guard let box, let key else { return .YES }
         let collector = Unmanaged<Collector>.fromOpaque(box).takeUnretainedValue()
-        collector.pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
-        return .YES
+        collector.pairs.append((collector.text(key, keySize), collector.text(value, valueSize)))
+        return collector.invalid ? .NO : .YES
     }, box)
-    return withExtendedLifetime(collector) { collector.pairs }
+    return withExtendedLifetime(collector) { collector.invalid ? nil : collector.pairs }
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String? {

@@ -69,7 +69,7 @@ struct ServeCommand: ParsableCommand {
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
             let observe = try Observe.make(configuration, vault: vault, logger: logger)
-            let application = Wiring.application(vault: vault, logger: logger, observe: observe)
+            let application = Wiring.application(vault: vault, logger: logger, observe: observe, configuration: configuration)
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
             try server.start()

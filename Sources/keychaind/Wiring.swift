@@ -8,7 +8,9 @@ import MicroHTTPDServer
 
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 enum Wiring {
-    static func application(vault: Vault, logger: Logger, observe: Observe? = nil) -> KeychainApplication {
+    static func application(
+        vault: Vault, logger: Logger, observe: Observe? = nil, configuration: ServerConfiguration = ServerConfiguration()
+    ) -> KeychainApplication {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
@@ -25,7 +27,15 @@ enum Wiring {
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
-            logger: logger, auditor: observe?.auditor, metrics: observe?.metrics)
+            logger: logger, auditor: observe?.auditor, metrics: observe?.metrics,
+            authFailureLimiter: authFailureLimiter(configuration))
+    }
+
+    /// `limits.authFailuresPerMinute` = 0 turns the limit off.
+    static func authFailureLimiter(_ configuration: ServerConfiguration) -> AuthFailureLimiter? {
+        guard configuration.authFailuresPerMinute > 0 else { return nil }
+        return AuthFailureLimiter(
+            failuresPerMinute: configuration.authFailuresPerMinute, maxAddresses: configuration.authFailureAddresses)
     }
 
     static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {

@@ -67,12 +67,27 @@ struct ConfigurationLoaderTests {
         ("[backup]\ninterval = -5", "backup.interval"),
         ("[backup]\nkeep = 0", "backup.keep"),
         ("[backup]\nevery = 3", "backup.every"),
+        ("[limits]\nauthFailuresPerMinute = -1", "limits.authFailuresPerMinute"),
+        ("[limits]\nauthFailureAddresses = 0", "limits.authFailureAddresses"),
     ])
     func badFileSettingsAreErrorsNamingTheKey(text: String, key: String) throws {
         let error = #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(fileText: text, filePath: "test.toml", environment: [:], flags: [:])
         }
         #expect(error?.description.contains(key) == true, "\(error?.description ?? "")")
+    }
+
+    @Test func authFailureLimitFromFileEnvironmentAndDefaults() throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.authFailuresPerMinute == 60 && defaults.authFailureAddresses == 10_000)
+        let file = "[limits]\nauthFailuresPerMinute = 5\nauthFailureAddresses = 100"
+        let fromFile = try ConfigurationLoader.load(fileText: file, environment: [:], flags: [:])
+        #expect(fromFile.authFailuresPerMinute == 5 && fromFile.authFailureAddresses == 100)
+        #expect(ConfigurationLoader.environmentName(for: "limits.authFailuresPerMinute")
+            == "KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE")
+        let off = try ConfigurationLoader.load(
+            fileText: file, environment: ["KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE": "0"], flags: [:])
+        #expect(off.authFailuresPerMinute == 0 && off.authFailureAddresses == 100)
     }
 
     @Test func backupSettingsFromFileEnvironmentAndDefaults() throws {

@@ -38,7 +38,18 @@ final class SQLiteStatement {
         case .integer(let number):
             code = sqlite3_bind_int64(handle, index, number)
         case .text(let string):
-            code = string.withCString { sqlite3_bind_text(handle, index, $0, -1, CSQLite_transient()) }
+            // With its byte length, not -1: text may hold U+0000 (JSON "\u0000"), which a
+            // NUL-terminated bind would cut off, storing a different value than was given.
+            var text = string
+            code = text.withUTF8 { utf8 in
+                utf8.withMemoryRebound(to: CChar.self) { chars in
+                    // A NULL pointer would bind SQL NULL: "" is bound as a real empty text.
+                    guard let base = chars.baseAddress, !chars.isEmpty else {
+                        return sqlite3_bind_text(handle, index, "", 0, CSQLite_transient())
+                    }
+                    return sqlite3_bind_text(handle, index, base, Int32(chars.count), CSQLite_transient())
+                }
+            }
         case .blob(let bytes):
             if bytes.isEmpty {
                 // A zero-length blob bound with a NULL pointer would be SQL NULL.
