@@ -6,11 +6,11 @@ import Synchronization
 
 // StorageBench [items...]: crypto throughput, point-read latency at each item count, durable
 // adds per second, and pool vs single connection under 4 reader threads.
+// StorageBench populate DIR N: the documented bulk path for large vaults — initialises DIR if
+// needed and adds N generic passwords (service-i / account-i, group "admin", 64-byte secrets) in
+// transactions of 10,000, for `bench/scale-bench.sh`.
 
 let logger = Logger(label: "bench", factory: { _ in SwiftLogNoOpLogHandler() })
-let counts = CommandLine.arguments.dropFirst().compactMap(Int.init)
-let itemCounts = counts.isEmpty ? [1_000, 1_000_000] : counts
-
 func report(_ line: String) { print(line); fflush(nil) }
 
 func makeDirectory() throws -> DataDirectory {
@@ -20,12 +20,14 @@ func makeDirectory() throws -> DataDirectory {
     return directory
 }
 
-func genp(_ index: Int) -> Item {
+func genp(_ index: Int) -> Item { genp(index, group: "bench") }
+
+func genp(_ index: Int, group: String) -> Item {
     let now = Date()
     return Item(
         itemClass: .genericPassword, persistentRef: .random(),
         attributes: [
-            .accessGroup: .string("bench"), .service: .string("service-\(index)"), .account: .string("account-\(index)"),
+            .accessGroup: .string(group), .service: .string("service-\(index)"), .account: .string("account-\(index)"),
             .synchronizable: .bool(false), .accessible: .string("whenUnlocked"), .creationDate: .date(now),
             .modificationDate: .date(now),
         ],
@@ -37,6 +39,35 @@ func filter(_ index: Int) -> ItemFilter {
         itemClass: .genericPassword, accessGroups: ["bench"],
         equal: [.service: .string("service-\(index)"), .account: .string("account-\(index)"), .synchronizable: .bool(false)])
 }
+
+/// Adds `count` items to the data directory at `path` (initialised first when empty).
+func populate(path: String, count: Int) throws {
+    let directory = DataDirectory(path: path)
+    if !directory.isInitialized { try directory.initialize(logger: logger) }
+    let vault = try directory.open(logger: logger)
+    defer { vault.close() }
+    let started = Date()
+    var index = 0
+    while index < count {
+        let batch = min(10_000, count - index)
+        try vault.items.add((index..<(index + batch)).map { genp($0, group: "admin") })
+        index += batch
+    }
+    report(String(format: "populated %@ with %d items in %.1f s", path, count, Date().timeIntervalSince(started)))
+}
+
+if CommandLine.arguments.dropFirst().first == "populate" {
+    let arguments = Array(CommandLine.arguments.dropFirst(2))
+    guard arguments.count == 2, let count = Int(arguments[1]) else {
+        report("usage: StorageBench populate DIR COUNT")
+        exit(2)
+    }
+    try populate(path: arguments[0], count: count)
+    exit(0)
+}
+
+let counts = CommandLine.arguments.dropFirst().compactMap(Int.init)
+let itemCounts = counts.isEmpty ? [1_000, 1_000_000] : counts
 
 func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
 
