@@ -16,14 +16,7 @@ struct InitCommand: ParsableCommand {
     var config: String?
 
     func run() throws {
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ConfigurationLoader.load(
-                filePath: config, environment: ProcessInfo.processInfo.environment,
-                flags: dataDir.map { ["dataDir": $0] } ?? [:])
-        } catch {
-            throw Failure(error)
-        }
+        let configuration = try loadConfiguration(file: config, flags: dataDir.map { ["dataDir": $0] } ?? [:])
         let logger = Logging.bootstrap(level: configuration.logLevel)
         let directory = DataDirectory(path: configuration.dataDir)
         do {

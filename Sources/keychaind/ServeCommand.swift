@@ -30,7 +30,7 @@ struct ServeCommand: ParsableCommand {
         // and the main thread alone receives them in sigwait.
         let stopSignals = StopSignals.block()
 
-        let configuration = try loadConfiguration()
+        let configuration = try loadConfiguration(file: config, flags: flags)
         let logger = Logging.bootstrap(level: configuration.logLevel)
 
         let directory = DataDirectory(path: configuration.dataDir)
@@ -90,15 +90,11 @@ struct ServeCommand: ParsableCommand {
         logger.notice("stopped")
     }
 
-    private func loadConfiguration() throws -> ServerConfiguration {
+    /// The flags this command takes, as configuration keys.
+    private var flags: [String: String] {
         var flags: [String: String] = [:]
         if let listen { flags["listen"] = listen }
         if let dataDir { flags["dataDir"] = dataDir }
-        do {
-            return try ConfigurationLoader.load(
-                filePath: config, environment: ProcessInfo.processInfo.environment, flags: flags)
-        } catch {
-            throw Failure(error)
-        }
+        return flags
     }
 }

@@ -10,6 +10,16 @@ struct Failure: Error, CustomStringConvertible {
 }
 
 
+/// The configuration a command runs with: defaults < `file` < environment < `flags`; a problem
+/// becomes a start-up `Failure` naming the key.
+func loadConfiguration(file: String?, flags: [String: String]) throws -> ServerConfiguration {
+    do {
+        return try ConfigurationLoader.load(filePath: file, environment: ProcessInfo.processInfo.environment, flags: flags)
+    } catch {
+        throw Failure(error)
+    }
+}
+
 enum Logging {
     /// Sets up swift-log once, writing to stderr at `level`.
     static func bootstrap(level: ServerConfiguration.LogLevel) -> Logger {
