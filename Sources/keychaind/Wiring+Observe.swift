@@ -55,7 +55,8 @@ struct Observe {
         }
         return MetricsSources(
             itemCounts: { try items.countByClass() }, isLocked: isLocked, keyring: keyringState,
-            lastBackup: lastBackup, auditWriteFailures: auditWriteFailures)
+            lastBackup: lastBackup, auditWriteFailures: auditWriteFailures,
+            reencryption: { vault.status.reencryption })
     }
 
     /// The TLS private key may not be readable by others (group may read it: Debian's

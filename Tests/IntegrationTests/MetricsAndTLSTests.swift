@@ -87,6 +87,21 @@ struct MetricsAndTLSTests {
             $0.labels == ["route": "/metrics", "method": "GET", "status": "401"]
         }
         #expect(unauthorized?.value == 1)
+        #expect(after["keychaind_reencryption_secrets"] == nil, "no re-encryption has run")
+
+        // A rotate with background re-encryption shows its progress, then its end.
+        #expect(try http.send("POST", "/v1/admin/rotate?reencrypt=true", token: admin).status == 200)
+        var progress: [String: (type: String, samples: [(name: String, labels: [String: String], value: Double)])] = [:]
+        for _ in 0..<100 {
+            progress = try Self.parse(try http.send("GET", "/v1/metrics", token: admin).text)
+            if progress["keychaind_reencryption_running"]?.samples.first?.value == 0 { break }
+            usleep(50_000)
+        }
+        let secrets = progress["keychaind_reencryption_secrets"]?.samples ?? []
+        #expect(secrets.first { $0.labels["kind"] == "total" }?.value == 2)
+        #expect(secrets.first { $0.labels["kind"] == "done" }?.value == 2)
+        #expect(progress["keychaind_reencryption_running"]?.samples.first?.labels["term"] == "2")
+        #expect(progress["keychaind_keyring_term"]?.samples.first?.value == 2)
     }
 
     @Test func metricsAreForAdminsOnly() throws {

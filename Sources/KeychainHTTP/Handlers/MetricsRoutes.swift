@@ -14,19 +14,22 @@ public struct MetricsSources: Sendable {
     public var lastBackup: (@Sendable () -> Date?)?
     /// Audit lines that could not be written.
     public var auditWriteFailures: (@Sendable () -> UInt64)?
+    /// The background re-encryption after a rotate, nil when none has run since start.
+    public var reencryption: (@Sendable () -> ReencryptionProgress?)?
     public var clock: @Sendable () -> Date
 
     public init(
         itemCounts: @escaping @Sendable () throws -> [ItemClass: Int], isLocked: @escaping @Sendable () -> Bool,
         keyring: (@Sendable () -> (term: UInt32, encryptions: UInt64))? = nil,
         lastBackup: (@Sendable () -> Date?)? = nil, auditWriteFailures: (@Sendable () -> UInt64)? = nil,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        reencryption: (@Sendable () -> ReencryptionProgress?)? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.itemCounts = itemCounts
         self.isLocked = isLocked
         self.keyring = keyring
         self.lastBackup = lastBackup
         self.auditWriteFailures = auditWriteFailures
+        self.reencryption = reencryption
         self.clock = clock
     }
 }
@@ -62,6 +65,19 @@ extension Router {
                 let age = lastBackup().map { sources.clock().timeIntervalSince($0) } ?? .nan
                 text.family("keychaind_backup_age_seconds", type: "gauge", help: "Seconds since the last backup; NaN when none was taken.")
                 text.sample("keychaind_backup_age_seconds", age)
+            }
+            if let progress = sources.reencryption?() {
+                text.family(
+                    "keychaind_reencryption_secrets", type: "gauge",
+                    help: "Background re-encryption after a rotate: secrets under older terms at its start (total) and re-sealed so far (done).")
+                text.sample("keychaind_reencryption_secrets", labels: [("kind", "total")], UInt64(progress.total))
+                text.sample("keychaind_reencryption_secrets", labels: [("kind", "done")], UInt64(progress.done))
+                text.family(
+                    "keychaind_reencryption_running", type: "gauge",
+                    help: "1 while a background re-encryption runs; its target term is a label.")
+                text.sample(
+                    "keychaind_reencryption_running", labels: [("term", String(progress.targetTerm))],
+                    progress.state == .running ? 1.0 : 0.0)
             }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
