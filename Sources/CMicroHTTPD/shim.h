@@ -26,11 +26,33 @@ struct CMicroHTTPD_settings {
     void *completed_cls;
     const char *https_key_pem;           /* NULL: plain HTTP */
     const char *https_cert_pem;
+    unsigned int max_query_parameters;   /* 0: unlimited; see CMicroHTTPD_query_guard */
 };
+
+/* Called by libmicrohttpd with the raw request target before it parses the query string. A
+ * query with more parameters than the limit would overflow the connection's memory pool, and
+ * libmicrohttpd 0.9.75 then neither answers nor reads on until the idle timeout; such a
+ * connection is shut down at once instead. The limit travels in the callback's closure pointer.
+ * Returns NULL: the per-request state starts empty, as without this callback. */
+static inline void *CMicroHTTPD_query_guard(void *cls, const char *uri, struct MHD_Connection *connection)
+{
+    unsigned int limit = (unsigned int)(uintptr_t)cls;
+    const char *query = uri ? strchr(uri, '?') : NULL;
+    if (limit == 0 || query == NULL) return NULL;
+    unsigned int parameters = 1;
+    for (const char *p = query; *p != '\0'; p++)
+        if (*p == '&') parameters++;
+    if (parameters > limit) {
+        const union MHD_ConnectionInfo *info =
+            MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (info != NULL) shutdown(info->connect_fd, SHUT_RDWR);
+    }
+    return NULL;
+}
 
 static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTTPD_settings *s)
 {
-    struct MHD_OptionItem options[12];
+    struct MHD_OptionItem options[13];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)s->address };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->connection_limit, NULL };
@@ -39,6 +61,9 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)s->completed, s->completed_cls };
     if (s->thread_pool_size > 1)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)s->thread_pool_size, NULL };
+    if (s->max_query_parameters > 0)
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)CMicroHTTPD_query_guard,
+                                                (void *)(uintptr_t)s->max_query_parameters };
     if (s->per_ip_connection_limit > 0)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL };
     if (s->https_key_pem && s->https_cert_pem) {

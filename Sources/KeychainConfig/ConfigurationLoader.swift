@@ -26,7 +26,7 @@ public enum ConfigurationLoader {
     public static let keys = [
         "listen", "dataDir", "logLevel", "threads",
         "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
-        "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds",
+        "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses",
         "tls.certFile", "tls.keyFile",
         "backup.interval", "backup.directory", "backup.keep",
@@ -128,6 +128,7 @@ public enum ConfigurationLoader {
         case "limits.connectionMemoryBytes": configuration.connectionMemoryBytes = try integer(atLeast: 8192)
         case "limits.idleTimeoutSeconds": configuration.idleTimeoutSeconds = try integer(atLeast: 1)
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
+        case "limits.maxQueryParameters": configuration.maxQueryParameters = try integer(atLeast: 0)
         case "limits.authFailuresPerMinute": configuration.authFailuresPerMinute = try integer(atLeast: 0)
         case "limits.authFailureAddresses": configuration.authFailureAddresses = try integer(atLeast: 1)
         case "tls.certFile": configuration.tlsCertFile = setting.value

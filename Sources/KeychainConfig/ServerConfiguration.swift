@@ -11,6 +11,7 @@
 /// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `32768` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
 /// | `limits.idleTimeoutSeconds` | integer ≥ 1 | `30` | `KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS` |
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
+/// | `limits.maxQueryParameters` | integer ≥ 0, 0 = no limit | `256` | `KEYCHAIND_LIMITS_MAX_QUERY_PARAMETERS` |
 /// | `limits.authFailuresPerMinute` | integer ≥ 0, failed authentications per client address before 429, 0 = no limit | `60` | `KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE` |
 /// | `limits.authFailureAddresses` | integer ≥ 1, addresses tracked by that limit | `10000` | `KEYCHAIND_LIMITS_AUTH_FAILURE_ADDRESSES` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
@@ -34,6 +35,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var connectionMemoryBytes: Int = 32_768
     public var idleTimeoutSeconds: Int = 30
     public var shutdownGraceSeconds: Int = 10
+    public var maxQueryParameters: Int = 256
     public var authFailuresPerMinute: Int = 60
     public var authFailureAddresses: Int = 10_000
     public var tlsCertFile: String = ""

@@ -120,7 +120,8 @@ final class DaemonHandle: @unchecked Sendable {
                 connection_timeout: UInt32(settings.idleTimeoutSeconds), per_ip_connection_limit: 0,
                 handler: accessHandler, handler_cls: context.toOpaque(),
                 completed: requestCompleted, completed_cls: context.toOpaque(),
-                https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM))
+                https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM),
+                max_query_parameters: UInt32(clamping: max(0, settings.maxQueryParameters)))
             return CMicroHTTPD_start_daemon(&options)
         }
         guard let pointer else {

@@ -15,6 +15,9 @@ public struct ServerSettings: Sendable, Equatable {
     public var idleTimeoutSeconds: Int
     /// How long shutdown waits for in-flight requests before closing connections.
     public var shutdownGraceSeconds: Int
+    /// A request whose query string has more parameters is cut off (connection closed) before
+    /// libmicrohttpd parses it; 0 = no limit.
+    public var maxQueryParameters: Int
     /// PEM text of the TLS certificate and key; nil for plain HTTP.
     public var tls: TLSMaterial?
 
@@ -29,7 +32,8 @@ public struct ServerSettings: Sendable, Equatable {
 
     public init(
         host: String, port: UInt16, threads: Int, maxBodyBytes: Int, maxConnections: Int,
-        connectionMemoryBytes: Int, idleTimeoutSeconds: Int, shutdownGraceSeconds: Int, tls: TLSMaterial? = nil
+        connectionMemoryBytes: Int, idleTimeoutSeconds: Int, shutdownGraceSeconds: Int, maxQueryParameters: Int = 256,
+        tls: TLSMaterial? = nil
     ) {
         self.host = host
         self.port = port
@@ -39,6 +43,7 @@ public struct ServerSettings: Sendable, Equatable {
         self.connectionMemoryBytes = connectionMemoryBytes
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.shutdownGraceSeconds = shutdownGraceSeconds
+        self.maxQueryParameters = maxQueryParameters
         self.tls = tls
     }
 }

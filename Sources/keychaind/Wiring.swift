@@ -55,7 +55,8 @@ enum Wiring {
             maxBodyBytes: configuration.maxBodyBytes, maxConnections: configuration.maxConnections,
             connectionMemoryBytes: configuration.connectionMemoryBytes,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds,
-            shutdownGraceSeconds: configuration.shutdownGraceSeconds, tls: tls)
+            shutdownGraceSeconds: configuration.shutdownGraceSeconds,
+            maxQueryParameters: configuration.maxQueryParameters, tls: tls)
     }
 
     private static func readText(_ path: String, key: String) throws -> String {
