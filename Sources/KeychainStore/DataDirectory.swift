@@ -114,10 +114,7 @@ public struct DataDirectory: Sendable {
                 return Vault(pool: pool, keyring: keyring, directory: self, faults: faults, logger: logger)
             } catch {
                 pool.close()
-                throw DataDirectoryError(
-                    .damaged,
-                    "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); "
-                        + "restore it from your backup")
+                throw damaged(error)
             }
         }
         guard FileManager.default.fileExists(atPath: masterKeyPath) else {
@@ -127,12 +124,7 @@ public struct DataDirectory: Sendable {
                     + "restore master.key from your backup (without it the secrets cannot be decrypted)")
         }
         let candidateKey = try MasterKeyFile.read(from: masterKeyPath)
-        let pool: ConnectionPool
-        do {
-            pool = try openPool(maxIdleReaders: maxIdleReaders)
-        } catch let error as DataDirectoryError {
-            throw error
-        }
+        let pool = try openPool(maxIdleReaders: maxIdleReaders)
         do {
             let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
             let keyring = try Keyring.unlock(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
@@ -148,11 +140,15 @@ public struct DataDirectory: Sendable {
             throw error
         } catch {
             pool.close()
-            throw DataDirectoryError(
-                .damaged,
-                "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); "
-                    + "restore it from your backup")
+            throw damaged(error)
         }
+    }
+
+    /// The error for a database that cannot be read as a keychaind vault.
+    private func damaged(_ error: any Error) -> DataDirectoryError {
+        DataDirectoryError(
+            .damaged,
+            "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); restore it from your backup")
     }
 
     /// The master key that opens this database's keyring: `candidate` (read from master.key)
