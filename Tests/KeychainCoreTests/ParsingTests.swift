@@ -216,6 +216,7 @@ import Testing
         BodyCase(.identity, [("certificate", .string("AAE="))], .param),
         BodyCase(.identity, [("certificate", .string("AAE=")), ("privateKey", .string("AAE="))], nil),
         BodyCase(.identity, [("data", .string("AAE="))], .param),
+        BodyCase(.identity, [("value", .string("pw")), ("certificate", .string("AAE=")), ("privateKey", .string("AAE="))], .param),
     ]
 
     @Test(arguments: addCases)

@@ -105,7 +105,7 @@ public enum ItemRequestParser {
                 throw KeychainError.param("\"\(name)\" is not allowed when adding")
             case "persistentRef":
                 throw KeychainError.param("\"persistentRef\" is read-only")
-            case "value", "data" where itemClass != .identity:
+            case "value" where itemClass != .identity, "data" where itemClass != .identity:
                 if sawSecret != nil { throw KeychainError.param("give \"value\" or \"data\", not both") }
                 sawSecret = name
                 item.secret = try parseSecret(name, field.value)
