@@ -18,6 +18,7 @@ struct InitCommand: ParsableCommand {
     func run() throws {
         let configuration = try loadConfiguration(file: config, flags: dataDir.map { ["dataDir": $0] } ?? [:])
         let logger = Logging.bootstrap(level: configuration.logLevel)
+        defer { Logging.flush() }
         let directory = DataDirectory(path: configuration.dataDir)
         do {
             let lock = try directory.acquireLock()

@@ -31,6 +31,7 @@ struct RestoreCommand: ParsableCommand {
     func run() throws {
         let configuration = try loadConfiguration(file: config, flags: dataDir.map { ["dataDir": $0] } ?? [:])
         let logger = Logging.bootstrap(level: configuration.logLevel)
+        defer { Logging.flush() }
         let directory = DataDirectory(path: configuration.dataDir)
         let report: RestoreReport
         do {

@@ -32,12 +32,14 @@ struct ServeCommand: ParsableCommand {
 
         let configuration = try loadConfiguration(file: config, flags: flags)
         let logger = Logging.bootstrap(level: configuration.logLevel)
+        defer { Logging.flush() }
 
         let directory = DataDirectory(path: configuration.dataDir)
         let vault: Vault
         let server: MicroHTTPDServer
         let directoryLock: DataDirectoryLock
         var backups: BackupScheduler?
+        let observe: Observe
         do {
             directoryLock = try directory.acquireLock()
             if !directory.isInitialized {
@@ -68,7 +70,7 @@ struct ServeCommand: ParsableCommand {
                     "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
-            let observe = try Observe.make(configuration, vault: vault, logger: logger)
+            observe = try Observe.make(configuration, vault: vault, logger: logger)
             let application = Wiring.application(vault: vault, logger: logger, observe: observe, configuration: configuration)
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
@@ -84,6 +86,7 @@ struct ServeCommand: ParsableCommand {
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
         server.stop()
+        observe.auditor?.close()
         backups?.stop()
         vault.close()
         withExtendedLifetime(directoryLock) {}

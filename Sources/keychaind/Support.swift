@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeychainConfig
+import KeychainHTTP
 import Logging
 
 /// A start-up failure: printed as `keychaind: <message>` on stderr, exit status 1.
@@ -21,15 +22,16 @@ func loadConfiguration(file: String?, flags: [String: String]) throws -> ServerC
 }
 
 enum Logging {
-    /// Sets up swift-log once, writing to stderr at `level`.
+    /// Sets up swift-log once, writing to stderr at `level` (`StandardErrorLogHandler`).
     static func bootstrap(level: ServerConfiguration.LogLevel) -> Logger {
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = Logger.Level(rawValue: level.rawValue) ?? .info
-            return handler
+            StandardErrorLogHandler(label: label, level: Logger.Level(rawValue: level.rawValue) ?? .info)
         }
         return Logger(label: "keychaind")
     }
+
+    /// Writes out the log lines still queued (before an exit).
+    static func flush() { StandardErrorLogHandler.flush() }
 }
 
 /// SIGINT and SIGTERM, blocked in every thread and received by `sigwait` in one place.

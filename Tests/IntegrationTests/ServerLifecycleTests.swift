@@ -29,6 +29,13 @@ struct ServerLifecycleTests {
         #expect(key.count == 32)
         #expect(try server.adminToken().hasPrefix("kc_"))
         #expect(server.log.contains(server.dataDir.appendingPathComponent("admin.token").path))
+
+        // The request log: one line per request, UTC timestamp in milliseconds, written out by
+        // the time the server has stopped.
+        #expect(server.stop() == 0)
+        let requestLine = #"(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info keychaind: \[KeychainHTTP\] GET /health 200 [0-9.]+ms client=-$"#
+        #expect(server.log.range(of: requestLine, options: .regularExpression) != nil, "\(server.log)")
+        #expect(server.log.contains("stopped"))
     }
 
     @Test func unknownRouteIs404AndWrongMethodIs405InTheErrorShape() throws {

@@ -12,16 +12,23 @@ import Synchronization
 ///
 /// `failClosed`: the request is audited (`"phase":"attempt"`) *before* its handler runs; when
 /// that line cannot be written the request is refused with errSecNotAvailable (503) and nothing
-/// is changed. Either way, the outcome line is written before the response is handed back.
+/// is changed, and the outcome line is written before the response is handed back.
+///
+/// By default (fail-open, no fsync) lines go through a `LineBatcher`: the request thread only
+/// queues its line, and a background thread appends the queued lines to the file about every
+/// millisecond with one `write(2)`. A line therefore reaches the kernel shortly *after* its
+/// answer; a crash of keychaind can lose the last millisecond of lines. `failClosed` or
+/// `audit.fsync` write every line on the request thread, before the answer.
 public final class Auditor: Sendable {
     public let file: AuditFile
     public let failClosed: Bool
+    /// Nil when lines are written on the request thread (`failClosed` or `file.fsync`).
+    private let batcher: LineBatcher?
     private let mac: @Sendable ([UInt8]) -> [UInt8]?
     private let logger: Logger
     private let clock: @Sendable () -> Date
     private let sequence = Atomic<UInt64>(0)
-    private let failures = Atomic<UInt64>(0)
-    private let failing = Atomic<Bool>(false)
+    private let writer: Writer
 
     /// `mac`: HMAC-SHA-256 under the audit key (the output is cut to 16 bytes here); nil while
     /// the vault is locked, when values are written as `"locked"` instead of a tag.
@@ -34,10 +41,22 @@ public final class Auditor: Sendable {
         self.mac = mac
         self.logger = logger
         self.clock = clock
+        let writer = Writer(file: file, failClosed: failClosed, logger: logger)
+        self.writer = writer
+        batcher =
+            failClosed || file.fsync
+            ? nil
+            : LineBatcher(name: "keychaind audit log") { bytes, lines in _ = writer.append(bytes, lines: lines) }
     }
 
+    /// Returns when every line of the requests answered so far is in the file.
+    public func flush() { batcher?.flush() }
+
+    /// Flushes and stops the background writer (at shutdown); later lines are written directly.
+    public func close() { batcher?.close() }
+
     /// How many lines could not be written since start (`keychaind_audit_write_failures_total`).
-    public var writeFailures: UInt64 { failures.load(ordering: .relaxed) }
+    public var writeFailures: UInt64 { writer.failures.load(ordering: .relaxed) }
 
     /// What an entry says about the request's target, worked out once per request.
     struct Subject {
@@ -134,23 +153,46 @@ public final class Auditor: Sendable {
         return line.finish()
     }
 
+    /// Writes (or, batched, queues) one line; false when it could not be written.
     private func write(_ line: [UInt8]) -> Bool {
-        do {
-            try file.append(line)
-            if failing.load(ordering: .relaxed) {
-                failing.store(false, ordering: .relaxed)
-                logger.notice("audit log writable again", metadata: ["path": "\(file.path)"])
-            }
+        if let batcher {
+            batcher.append(line)
             return true
-        } catch {
-            failures.add(1, ordering: .relaxed)
-            // Logged once per run of failures, not once per request.
-            if !failing.exchange(true, ordering: .relaxed) {
-                logger.error(
-                    "audit log cannot be written",
-                    metadata: ["error": "\(error)", "failClosed": "\(failClosed)"])
+        }
+        return writer.append(line, lines: 1)
+    }
+
+    /// Appends to the file, counting failed lines and logging once per run of failures (not
+    /// once per request).
+    private final class Writer: Sendable {
+        let file: AuditFile
+        let failClosed: Bool
+        let logger: Logger
+        let failures = Atomic<UInt64>(0)
+        private let failing = Atomic<Bool>(false)
+
+        init(file: AuditFile, failClosed: Bool, logger: Logger) {
+            self.file = file
+            self.failClosed = failClosed
+            self.logger = logger
+        }
+
+        func append(_ bytes: [UInt8], lines: Int) -> Bool {
+            do {
+                try file.append(bytes)
+                if failing.load(ordering: .relaxed) {
+                    failing.store(false, ordering: .relaxed)
+                    logger.notice("audit log writable again", metadata: ["path": "\(file.path)"])
+                }
+                return true
+            } catch {
+                failures.add(UInt64(lines), ordering: .relaxed)
+                if !failing.exchange(true, ordering: .relaxed) {
+                    logger.error(
+                        "audit log cannot be written", metadata: ["error": "\(error)", "failClosed": "\(failClosed)"])
+                }
+                return false
             }
-            return false
         }
     }
 
@@ -164,14 +206,25 @@ public final class Auditor: Sendable {
         }
     }
 
-    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]).
+    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]). Requests
+    /// repeat the same few values (a service's token fetches), so recent tags are remembered.
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
         var message = Array(name.utf8)
         message.append(0)
         message += canonical
+        if let known = recentTags.withLock({ $0[message] }) { return known }
         guard let digest = mac(message) else { return "locked" }
-        return Self.base64url(digest.prefix(16))
+        let tag = Self.base64url(digest.prefix(16))
+        recentTags.withLock { tags in
+            if tags.count >= Self.recentTagLimit { tags.removeAll(keepingCapacity: true) }
+            tags[message] = tag
+        }
+        return tag
     }
+
+    /// Tags by message; the audit key never changes while the server runs (docs/decisions.md).
+    private let recentTags = PThreadLocked<[[UInt8]: String]>([:])
+    static let recentTagLimit = 4096
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
@@ -235,13 +288,13 @@ struct LineWriter {
     private mutating func key(_ key: String) {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
-        Self.appendString(key, to: &bytes)
+        JSONValue.writeString(key, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ name: String, _ value: String) {
         key(name)
-        Self.appendString(value, to: &bytes)
+        JSONValue.writeString(value, to: &bytes)
     }
 
     mutating func integer(_ name: String, _ value: Int64) {
@@ -264,9 +317,9 @@ struct LineWriter {
         bytes.append(UInt8(ascii: "{"))
         for (index, (member, value)) in members.enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            Self.appendString(member, to: &bytes)
+            JSONValue.writeString(member, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            Self.appendString(value, to: &bytes)
+            JSONValue.writeString(value, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }
@@ -275,25 +328,5 @@ struct LineWriter {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)
         return bytes
-    }
-
-    /// A JSON string: `"` and `\` escaped, control characters as `\u00XX`.
-    static func appendString(_ string: String, to bytes: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
-        bytes.append(UInt8(ascii: "\""))
-        for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(UInt8(ascii: "\\"))
-                bytes.append(byte)
-            case 0..<0x20:
-                bytes.append(contentsOf: "\\u00".utf8)
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0xF)])
-            default:
-                bytes.append(byte)
-            }
-        }
-        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import KeychainHTTP
+
+@Suite("LineBatcher")
+struct LineBatcherTests {
+    /// What the sink received, as lines.
+    final class Collected: Sendable {
+        let bytes = Mutex<[UInt8]>([])
+        let lines = Mutex<Int>(0)
+        var text: [Substring] {
+            let all = bytes.withLock { String(decoding: $0, as: UTF8.self) }
+            return all.split(separator: "\n")
+        }
+    }
+
+    @Test func everyLineArrivesOnceInItsThreadsOrder() {
+        let collected = Collected()
+        let batcher = LineBatcher(name: "test") { bytes, lines in
+            collected.bytes.withLock { $0 += bytes }
+            collected.lines.withLock { $0 += lines }
+        }
+        let threads = 4
+        let perThread = 2_000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for number in 0..<perThread { batcher.append(Array("\(thread) \(number)\n".utf8)) }
+        }
+        batcher.flush()
+        let lines = collected.text
+        #expect(lines.count == threads * perThread)
+        #expect(collected.lines.withLock { $0 } == threads * perThread)
+        for thread in 0..<threads {
+            let numbers = lines.filter { $0.hasPrefix("\(thread) ") }.map { Int($0.split(separator: " ")[1])! }
+            #expect(numbers == Array(0..<perThread))
+        }
+        batcher.close()
+    }
+
+    @Test func aFullBufferMakesWritersWaitInsteadOfDroppingLines() {
+        let collected = Collected()
+        // Room for about two lines: appends wait for the slow sink rather than lose lines.
+        let batcher = LineBatcher(name: "test", linger: .zero, capacity: 16) { bytes, _ in
+            usleep(200)
+            collected.bytes.withLock { $0 += bytes }
+        }
+        DispatchQueue.concurrentPerform(iterations: 3) { thread in
+            for number in 0..<100 { batcher.append(Array("\(thread):\(number)\n".utf8)) }
+        }
+        batcher.flush()
+        #expect(collected.text.count == 300)
+        batcher.close()
+    }
+
+    @Test func afterCloseLinesAreWrittenOnTheCallingThread() {
+        let collected = Collected()
+        let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
+        batcher.append(Array("before\n".utf8))
+        batcher.close()
+        #expect(collected.text == ["before"])
+        batcher.append(Array("after\n".utf8))
+        #expect(collected.text == ["before", "after"])
+        batcher.flush()
+    }
+}
