@@ -81,7 +81,7 @@ public struct Item: Sendable {
 /// Which stored items a query selects: one stored class, the access groups the caller may see,
 /// equality on attributes (absent attributes compare as their primary-key defaults), and
 /// optionally one persistent reference.
-public struct ItemFilter: Sendable {
+public struct ItemFilter: Hashable, Sendable {
     public var itemClass: ItemClass
     /// Items outside these groups are invisible. Never empty (a client without groups is refused earlier).
     public var accessGroups: [String]

@@ -11,6 +11,7 @@ public final class SQLiteItemStore: ItemStore {
     let pool: ConnectionPool
     let keyring: Keyring
     private let logger: Logger
+    private let recentFinds = FindCache()
 
     init(pool: ConnectionPool, keyring: Keyring, logger: Logger) {
         self.pool = pool
@@ -77,35 +78,45 @@ public final class SQLiteItemStore: ItemStore {
         -> ItemPage
     {
         try StoreErrors.map { try keyring.withKeys {
-            var (whereClause, values) = Self.whereClause(filter)
-            if let cursor {
-                whereClause += " AND seq > ?"
-                values.append(.integer(cursor.afterSequence))
-            }
-            var sql = "SELECT \(Self.selectList)\(includeSecrets ? ", secret" : "") FROM items WHERE \(whereClause) ORDER BY seq"
-            if let limit {
-                sql += " LIMIT ?"
-                values.append(.integer(Int64(max(0, limit)) + 1))
-            }
-            let rows = try pool.read { db in
-                try db.query(sql, values) { row in
-                    (row.int64(0), try Self.item(from: row), includeSecrets && !row.isNull(Int32(3 + Self.columns.count))
-                        ? row.blob(Int32(3 + Self.columns.count)) : nil)
-                }
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, includeSecrets: includeSecrets)
+            let rows = try recentFinds.rows(for: key, generation: { pool.writeGeneration }) {
+                try pool.read { db in try selectRows(key, on: db) }
             }
             var page = rows
             var next: ItemCursor?
             if let limit, rows.count > max(0, limit) {
                 page = Array(rows.prefix(max(0, limit)))
-                next = page.last.map { ItemCursor(afterSequence: $0.0) }
+                next = page.last.map { ItemCursor(afterSequence: $0.seq) }
             }
-            let items = try page.map { (_, item, box) -> Item in
-                var item = item
-                if let box { item.secret = try keyring.open(box, binding: Self.binding(of: item)) }
+            let items = try page.map { row -> Item in
+                var item = row.item
+                if let box = row.sealedSecret { item.secret = try keyring.open(box, binding: Self.binding(of: item)) }
                 return item
             }
             return ItemPage(items: items, next: next)
         } }
+    }
+
+    /// The rows a find selects, secrets still sealed, one more than `limit` (to know whether a
+    /// next page exists).
+    private func selectRows(_ key: FindCache.Key, on db: SQLiteConnection) throws -> [FindCache.Row] {
+        var (whereClause, values) = Self.whereClause(key.filter)
+        if let cursor = key.after {
+            whereClause += " AND seq > ?"
+            values.append(.integer(cursor.afterSequence))
+        }
+        var sql =
+            "SELECT \(Self.selectList)\(key.includeSecrets ? ", secret" : "") FROM items WHERE \(whereClause) ORDER BY seq"
+        if let limit = key.limit {
+            sql += " LIMIT ?"
+            values.append(.integer(Int64(max(0, limit)) + 1))
+        }
+        let secretColumn = Int32(3 + Self.columns.count)
+        return try db.query(sql, values) { row in
+            FindCache.Row(
+                seq: row.int64(0), item: try Self.item(from: row),
+                sealedSecret: key.includeSecrets && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil)
+        }
     }
 
     public func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {

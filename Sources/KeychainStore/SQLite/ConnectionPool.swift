@@ -18,6 +18,7 @@ final class ConnectionPool: Sendable {
     private let maxIdleReaders: Int
     private let writer: PThreadLocked<SQLiteConnection?>
     private let readers = PThreadLocked(Readers())
+    private let writes = Atomic<UInt64>(0)
 
     init(path: String, maxIdleReaders: Int = 4) throws {
         self.path = path
@@ -29,9 +30,15 @@ final class ConnectionPool: Sendable {
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { connection in
             guard let connection, connection.isOpen else { throw KeychainStoreClosed() }
+            // Counted once `body` is over (committed or not), before the caller hears of it.
+            defer { writes.add(1, ordering: .releasing) }
             return try body(connection)
         }
     }
+
+    /// How many `write`s have finished. A value read before a query that still holds after it
+    /// means no write finished in between (what `SQLiteItemStore`'s find cache relies on).
+    var writeGeneration: UInt64 { writes.load(ordering: .acquiring) }
 
     /// Runs `body` with a reader connection of its own.
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {

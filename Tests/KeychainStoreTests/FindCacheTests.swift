@@ -1,0 +1,106 @@
+import Foundation
+import KeychainCore
+import Synchronization
+import Testing
+
+@testable import KeychainStore
+
+/// The store's cache of recent finds (`FindCache`): repeated reads are answered from it, and no
+/// read after an acknowledged write answers from before that write.
+@Suite("Find cache")
+struct FindCacheTests {
+    private static let byAccount = ItemFilter(
+        itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a")])
+
+    private static func secret(_ vault: Vault) throws -> String? {
+        try vault.items.find(byAccount, limit: 1, after: nil, includeSecrets: true).items.first?.secret?.utf8String()
+    }
+
+    @Test func everyKindOfWriteIsSeenByTheNextRead() throws {
+        let fixture = try VaultFixture()
+        let vault = fixture.vault
+        try vault.items.add([item(account: "a", secret: "one")])
+        #expect(try Self.secret(vault) == "one")
+        #expect(try Self.secret(vault) == "one")
+
+        _ = try vault.items.update(Self.byAccount, with: ItemChanges(secret: SecretBytes(utf8: "two"), modificationDate: Date()))
+        #expect(try Self.secret(vault) == "two")
+
+        _ = try vault.items.replace(deleting: [Self.byAccount], adding: [item(account: "a", secret: "three")])
+        #expect(try Self.secret(vault) == "three")
+
+        _ = try vault.items.delete(Self.byAccount)
+        #expect(try Self.secret(vault) == nil)
+
+        try vault.items.add([item(account: "a", secret: "four")])
+        #expect(try Self.secret(vault) == "four")
+    }
+
+    @Test func cachedRowsAreKeptSealedAndOpenedPerAnswer() throws {
+        let fixture = try VaultFixture()
+        let vault = fixture.vault
+        try vault.items.add([item(account: "a", secret: "one")])
+        let first = try vault.items.find(Self.byAccount, limit: 1, after: nil, includeSecrets: true).items[0]
+        let second = try vault.items.find(Self.byAccount, limit: 1, after: nil, includeSecrets: true).items[0]
+        // Each answer holds its own opened copy, so wiping one cannot empty the other.
+        #expect(first.secret !== second.secret)
+        // A locked vault answers nothing, cached or not.
+        vault.lock()
+        #expect(throws: KeychainError.self) { try Self.secret(vault) }
+    }
+
+    /// A writer counts up while readers read: once a write is acknowledged, no later read may
+    /// answer an older value.
+    @Test func readsNeverGoBackBehindAnAcknowledgedWrite() throws {
+        let fixture = try VaultFixture()
+        let vault = fixture.vault
+        try vault.items.add([item(account: "a", secret: "0")])
+        let acknowledged = Atomic<Int>(0)
+        let stale = Atomic<Int>(0)
+        let writes = 300
+        DispatchQueue.concurrentPerform(iterations: 4) { worker in
+            if worker == 0 {
+                for value in 1...writes {
+                    _ = try? vault.items.update(
+                        Self.byAccount, with: ItemChanges(secret: SecretBytes(utf8: "\(value)"), modificationDate: Date()))
+                    acknowledged.store(value, ordering: .sequentiallyConsistent)
+                }
+            } else {
+                for _ in 0..<2_000 {
+                    let floor = acknowledged.load(ordering: .sequentiallyConsistent)
+                    let read = (try? Self.secret(vault)).flatMap { $0 }.flatMap(Int.init) ?? -1
+                    if read < floor { stale.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        #expect(stale.load(ordering: .relaxed) == 0)
+        #expect(try Self.secret(vault) == "\(writes)")
+    }
+
+    @Test func boundedInEntriesAndRows() throws {
+        let cache = FindCache(maxEntries: 2, maxRows: 1)
+        func key(_ account: String) -> FindCache.Key {
+            FindCache.Key(
+                filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
+                limit: nil, after: nil, includeSecrets: false)
+        }
+        func row(_ seq: Int64) -> FindCache.Row { FindCache.Row(seq: seq, item: item(account: "x"), sealedSecret: nil) }
+        var reads = 0
+        func rows(_ account: String, count: Int = 1) -> [FindCache.Row] {
+            cache.rows(for: key(account), generation: { 7 }) {
+                reads += 1
+                return (0..<count).map { row(Int64($0)) }
+            }
+        }
+        _ = rows("a")
+        _ = rows("a")
+        #expect(reads == 1)
+        _ = rows("big", count: 2)
+        _ = rows("big", count: 2)
+        #expect(reads == 3, "finds of more than maxRows rows are not kept")
+        _ = rows("b")
+        _ = rows("c")  // the third entry starts the cache over
+        _ = rows("a")
+        #expect(reads == 6)
+    }
+}
