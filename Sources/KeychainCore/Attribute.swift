@@ -1,53 +1,90 @@
+import Synchronization
+
 /// One keychain attribute (`kSecAttr…`): its JSON name, Apple's four-character code, its value
 /// type, the stored classes it belongs to, and whether it is part of the primary key or kept by
 /// the server. The catalogue is `Attribute.all`; `keychain-semantics.md` §1 is its source.
-public struct Attribute: Hashable, Sendable, CustomStringConvertible {
+public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible {
     public enum ValueType: Hashable, Sendable {
         case string, data, integer, bool, date
         case enumeration(Enumeration)
     }
 
+    /// The catalogue entry. Attributes are copied all along every request's path, by all of
+    /// libmicrohttpd's threads at once; with strong references each copy counted references to
+    /// the shared entry (its set of classes, its enumeration), and those counters bounced between
+    /// the cores (perf: retain/release were the largest user-space cost of a token fetch).
+    /// Entries live as long as the process (`Definition.catalogue` keeps them), so copies hold
+    /// them `unowned(unsafe)`: no counting. @unchecked Sendable: entries are immutable.
+    private unowned(unsafe) let definition: Definition
+
     /// The JSON name (`account`, `service`, ...), also the attribute's name in storage.
-    public let name: String
+    public var name: String { definition.name }
     /// Apple's code (`acct`, `svce`, ...).
-    public let code: String
-    public let valueType: ValueType
+    public var code: String { definition.code }
+    public var valueType: ValueType { definition.valueType }
     /// The stored classes the attribute belongs to; an identity takes those of certificate and key.
-    public let storedClasses: Set<ItemClass>
+    public var storedClasses: Set<ItemClass> { definition.storedClasses }
     /// Part of the class's uniqueness key (§2).
-    public let isPrimaryKey: Bool
+    public var isPrimaryKey: Bool { definition.isPrimaryKey }
     /// Set by the server (dates) or derived from a certificate's bytes; never given by a client.
-    public let isReadOnly: Bool
+    public var isReadOnly: Bool { definition.isReadOnly }
 
     public var description: String { name }
 
-    /// FNV-1a of the name, computed once: attributes key the dictionaries on every request's
-    /// path, and hashing an `Int` is much cheaper than hashing the name each time.
-    private let fingerprint: Int
-
-    public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
-    public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.name == rhs.name }
+    /// Each catalogue entry exists once, so identity is equality.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(definition)) }
+    public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.definition === rhs.definition }
 
     public func belongs(to itemClass: ItemClass) -> Bool {
         switch itemClass {
-        case .identity: storedClasses.contains(.certificate) || storedClasses.contains(.key)
-        default: storedClasses.contains(itemClass)
+        case .identity: definition.storedClasses.contains(.certificate) || definition.storedClasses.contains(.key)
+        default: definition.storedClasses.contains(itemClass)
         }
     }
 
-    init(
+    /// Only the catalogue below makes attributes.
+    private init(
         _ name: String, _ code: String, _ valueType: ValueType, _ classes: Set<ItemClass>,
         primaryKey: Bool = false, readOnly: Bool = false
     ) {
-        self.name = name
-        self.code = code
-        self.valueType = valueType
-        self.storedClasses = classes
-        self.isPrimaryKey = primaryKey
-        self.isReadOnly = readOnly
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        self.fingerprint = Int(truncatingIfNeeded: hash)
+        definition = Definition.make(
+            name: name, code: code, valueType: valueType, storedClasses: classes, isPrimaryKey: primaryKey,
+            isReadOnly: readOnly)
+    }
+
+    private final class Definition: Sendable {
+        let name: String
+        let code: String
+        let valueType: ValueType
+        let storedClasses: Set<ItemClass>
+        let isPrimaryKey: Bool
+        let isReadOnly: Bool
+
+        private init(
+            name: String, code: String, valueType: ValueType, storedClasses: Set<ItemClass>, isPrimaryKey: Bool,
+            isReadOnly: Bool
+        ) {
+            self.name = name
+            self.code = code
+            self.valueType = valueType
+            self.storedClasses = storedClasses
+            self.isPrimaryKey = isPrimaryKey
+            self.isReadOnly = isReadOnly
+        }
+
+        /// Every entry ever made, never released.
+        private static let catalogue = Mutex<[Definition]>([])
+
+        static func make(
+            name: String, code: String, valueType: ValueType, storedClasses: Set<ItemClass>, isPrimaryKey: Bool,
+            isReadOnly: Bool
+        ) -> Definition {
+            let definition = Definition(
+                name: name, code: code, valueType: valueType, storedClasses: storedClasses,
+                isPrimaryKey: isPrimaryKey, isReadOnly: isReadOnly)
+            catalogue.withLock { $0.append(definition) }
+            return definition
+        }
     }
 }
 

@@ -15,23 +15,29 @@ public struct Authenticator: Sendable {
         guard let header = request.header("authorization") else {
             throw KeychainError.authFailed("missing Authorization: Bearer token")
         }
-        let scheme = header.prefix(7)
-        guard scheme.lowercased() == "bearer ", header.count > 7 else {
+        guard let token = Self.bearerToken(header) else {
             throw KeychainError.authFailed("the Authorization header must be \"Bearer <token>\"")
         }
-        let token = String(header.dropFirst(7)).trimmingSpaces()
         guard let client = try clients.client(forTokenHash: tokens.hash(token)) else {
             throw KeychainError.authFailed("unknown or revoked token")
         }
         return client
     }
-}
 
-extension String {
-    func trimmingSpaces() -> String {
-        var view = Substring(self)
-        while view.first == " " || view.first == "\t" { view = view.dropFirst() }
-        while view.last == " " || view.last == "\t" { view = view.dropLast() }
-        return String(view)
+    /// The token of `Bearer <token>` (scheme case-insensitive, spaces and tabs around the token
+    /// dropped), or nil when the scheme is another or the token empty. Works on UTF-8 bytes: this
+    /// runs on every request.
+    static func bearerToken(_ header: String) -> String? {
+        let utf8 = header.utf8
+        guard utf8.count > 7 else { return nil }
+        let scheme = utf8.prefix(7)
+        guard zip(scheme, "bearer ".utf8).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else {
+            return nil
+        }
+        var token = utf8.dropFirst(7)
+        while let first = token.first, first == 0x20 || first == 0x09 { token = token.dropFirst() }
+        while let last = token.last, last == 0x20 || last == 0x09 { token = token.dropLast() }
+        guard !token.isEmpty else { return nil }
+        return String(Substring(token))
     }
 }

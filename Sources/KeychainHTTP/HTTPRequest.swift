@@ -25,7 +25,10 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.path = path
         self.queryItems = queryItems
-        self.headers = headers.map { (name: $0.name.lowercased(), value: $0.value) }
+        self.headers = headers.map { header in
+            let hasUppercase = header.name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+            return (name: hasUppercase ? header.name.lowercased() : header.name, value: header.value)
+        }
         self.body = body
         self.remoteAddress = remoteAddress
     }

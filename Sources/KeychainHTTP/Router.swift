@@ -82,9 +82,23 @@ public struct Router: Sendable {
     }
 
     /// The segments of a path without its leading slash; every other empty segment is kept.
+    /// Scans UTF-8 bytes (`/` is ASCII), not Characters: this runs on every request.
     private static func split(_ path: String) -> [Substring] {
-        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        if parts.first == "" { parts.removeFirst() }
+        let utf8 = path.utf8
+        guard !utf8.isEmpty else { return [] }
+        var parts: [Substring] = []
+        parts.reserveCapacity(4)
+        var start = utf8.startIndex
+        if utf8[start] == UInt8(ascii: "/") { start = utf8.index(after: start) }
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == UInt8(ascii: "/") {
+                parts.append(path[start..<index])
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        parts.append(path[start..<utf8.endIndex])
         return parts
     }
 
