@@ -28,16 +28,20 @@ public struct Authenticator: Sendable {
     /// dropped), or nil when the scheme is another or the token empty. Works on UTF-8 bytes: this
     /// runs on every request.
     static func bearerToken(_ header: String) -> String? {
-        let utf8 = header.utf8
-        guard utf8.count > 7 else { return nil }
-        let scheme = utf8.prefix(7)
-        guard zip(scheme, "bearer ".utf8).allSatisfy({ ($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) == $1 }) else {
-            return nil
+        var header = header
+        return header.withUTF8 { utf8 -> String? in
+            let scheme = "bearer ".utf8
+            guard utf8.count > scheme.count else { return nil }
+            for (index, expected) in scheme.enumerated() {
+                let byte = utf8[index]
+                guard (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) == expected else { return nil }
+            }
+            var start = scheme.count
+            var end = utf8.count
+            while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start += 1 }
+            while end > start, utf8[end - 1] == 0x20 || utf8[end - 1] == 0x09 { end -= 1 }
+            guard start < end else { return nil }
+            return String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<end]), as: UTF8.self)
         }
-        var token = utf8.dropFirst(7)
-        while let first = token.first, first == 0x20 || first == 0x09 { token = token.dropFirst() }
-        while let last = token.last, last == 0x20 || last == 0x09 { token = token.dropLast() }
-        guard !token.isEmpty else { return nil }
-        return String(Substring(token))
     }
 }

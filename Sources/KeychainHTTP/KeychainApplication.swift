@@ -90,14 +90,37 @@ public struct KeychainApplication: HTTPResponder {
             }
             auditor.recordOutcome(entry)
         }
-        let elapsed = Double(elapsedNanoseconds) / 1_000_000
         if logger.logLevel <= .info {
             // One preformatted message rather than metadata: the request log runs on every
             // request, and swift-log's metadata merging cost more than the rest of the line.
-            logger.info(
-                "\(request.method) \(routeName) \(response.status) \((elapsed * 1000).rounded() / 1000)ms client=\(clientName ?? "-")")
+            let line = Self.requestLine(
+                request.method, routeName, response.status, microseconds: elapsedNanoseconds / 1000, client: clientName)
+            logger.info("\(line)")
         }
         return response
+    }
+
+    /// `GET /tokens/{service}/authorization 200 0.042ms client=app1`, written as bytes.
+    static func requestLine(
+        _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?
+    ) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96)
+        bytes.append(contentsOf: method.rawValue.utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: route.utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: String(status).utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: String(microseconds / 1000).utf8)
+        bytes.append(UInt8(ascii: "."))
+        let fraction = microseconds % 1000
+        bytes.append(UInt8(48 + fraction / 100))
+        bytes.append(UInt8(48 + fraction / 10 % 10))
+        bytes.append(UInt8(48 + fraction % 10))
+        bytes.append(contentsOf: "ms client=".utf8)
+        bytes.append(contentsOf: (client ?? "-").utf8)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func authorize(_ request: HTTPRequest, for access: RouteAccess) throws -> Client? {

@@ -285,34 +285,36 @@ struct LineWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    private mutating func key(_ key: String) {
+    /// `key` is one of the entry's field names: plain ASCII literals, so written without escaping.
+    private mutating func key(_ key: StaticString) {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
-        JSONValue.writeString(key, to: &bytes)
-        bytes.append(UInt8(ascii: ":"))
+        bytes.append(UInt8(ascii: "\""))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: "\":".utf8)
     }
 
-    mutating func string(_ name: String, _ value: String) {
+    mutating func string(_ name: StaticString, _ value: String) {
         key(name)
         JSONValue.writeString(value, to: &bytes)
     }
 
-    mutating func integer(_ name: String, _ value: Int64) {
+    mutating func integer(_ name: StaticString, _ value: Int64) {
         key(name)
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    mutating func number(_ name: String, _ value: Double) {
+    mutating func number(_ name: StaticString, _ value: Double) {
         key(name)
         bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
     }
 
-    mutating func null(_ name: String) {
+    mutating func null(_ name: StaticString) {
         key(name)
         bytes.append(contentsOf: "null".utf8)
     }
 
-    mutating func object(_ name: String, _ members: [(String, String)]) {
+    mutating func object(_ name: StaticString, _ members: [(String, String)]) {
         key(name)
         bytes.append(UInt8(ascii: "{"))
         for (index, (member, value)) in members.enumerated() {
