@@ -72,11 +72,13 @@ public struct Router: Sendable {
         if parts.first == "v1" { parts.removeFirst() }
         let wanted = method == .head ? HTTPMethod.get : method
         var allowed: [HTTPMethod] = []
-        for route in routes where route.segments.count == parts.count {
-            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
-            if route.method == wanted { return .found(route, parameters: parameters) }
-            if !allowed.contains(route.method) { allowed.append(route.method) }
-            if route.method == .get, !allowed.contains(.head) { allowed.append(.head) }
+        // By index: copying each `Route` out would count references to its closure and arrays.
+        for index in routes.indices where routes[index].segments.count == parts.count {
+            guard Self.fits(routes[index].segments, parts) else { continue }
+            let method = routes[index].method
+            if method == wanted { return .found(routes[index], parameters: Self.bind(routes[index].segments, to: parts)) }
+            if !allowed.contains(method) { allowed.append(method) }
+            if method == .get, !allowed.contains(.head) { allowed.append(.head) }
         }
         return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
@@ -102,19 +104,23 @@ public struct Router: Sendable {
         return parts
     }
 
-    /// The parameters when `parts` fit the route's segments; literals are checked before any
-    /// parameter is copied out.
-    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String]? {
-        guard segments.count == parts.count else { return nil }
-        for (segment, part) in zip(segments, parts) {
-            switch segment {
-            case .literal(let literal): if part != literal { return nil }
-            case .parameter: if part.isEmpty { return nil }
+    /// Whether `parts` fit the route's segments: same literals, no empty parameter.
+    private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
+        guard segments.count == parts.count else { return false }
+        for index in segments.indices {
+            switch segments[index] {
+            case .literal(let literal): if parts[index] != literal { return false }
+            case .parameter: if parts[index].isEmpty { return false }
             }
         }
+        return true
+    }
+
+    /// The path parameters of `parts`, which fit `segments`.
+    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String] {
         var parameters: [String: String] = [:]
-        for (segment, part) in zip(segments, parts) {
-            if case .parameter(let name) = segment { parameters[name] = String(part) }
+        for index in segments.indices {
+            if case .parameter(let name) = segments[index] { parameters[name] = String(parts[index]) }
         }
         return parameters
     }

@@ -120,9 +120,12 @@ private final class CipherContext: @unchecked Sendable {
                 plaintext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(plaintext.count))
             guard ok == 1, Int(written) == plaintext.count else { throw CryptoError.internalFailure("EVP_CipherUpdate") }
         }
-        var scratch = [UInt8](repeating: 0, count: 16)
+        var scratch: (UInt64, UInt64) = (0, 0)
         var finalLength: Int32 = 0
-        guard EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1, finalLength == 0 else {
+        let finished = withUnsafeMutableBytes(of: &scratch) {
+            EVP_CipherFinal_ex(context, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &finalLength)
+        }
+        guard finished == 1, finalLength == 0 else {
             throw CryptoError.internalFailure("EVP_CipherFinal_ex")
         }
         guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_GET_TAG, Int32(AESGCM.tagSize), tag.baseAddress) == 1 else {
@@ -142,13 +145,19 @@ private final class CipherContext: @unchecked Sendable {
                 ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(ciphertext.count))
             guard ok == 1, Int(written) == ciphertext.count else { throw CryptoError.internalFailure("EVP_CipherUpdate") }
         }
-        var tagCopy = Array(tag)
-        guard EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_GCM_SET_TAG, Int32(AESGCM.tagSize), &tagCopy) == 1 else {
+        // SET_TAG only reads the tag (OpenSSL's signature is not const).
+        guard EVP_CIPHER_CTX_ctrl(
+            context, EVP_CTRL_GCM_SET_TAG, Int32(AESGCM.tagSize), UnsafeMutableRawPointer(mutating: tag.baseAddress))
+            == 1
+        else {
             throw CryptoError.internalFailure("EVP_CTRL_GCM_SET_TAG")
         }
-        var scratch = [UInt8](repeating: 0, count: 16)
+        var scratch: (UInt64, UInt64) = (0, 0)
         var finalLength: Int32 = 0
-        guard EVP_CipherFinal_ex(context, &scratch, &finalLength) == 1 else {
+        let finished = withUnsafeMutableBytes(of: &scratch) {
+            EVP_CipherFinal_ex(context, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), &finalLength)
+        }
+        guard finished == 1 else {
             // SecretBytes wipes the partially written plaintext when this throws.
             throw CryptoError.authenticationFailure
         }

@@ -22,12 +22,12 @@ enum SealedBox {
     static func aad(version: UInt8, term: UInt32, binding: SealBinding) -> [UInt8] {
         var aad: [UInt8] = []
         aad.reserveCapacity(64 + binding.accessGroup.utf8.count)
-        appendField(Array("keychaind.item".utf8), to: &aad)
+        appendField("keychaind.item".utf8, to: &aad)
         aad.append(version)
         appendUInt32(term, to: &aad)
-        appendField(Array(binding.itemClass.code.utf8), to: &aad)
-        appendField(Array(binding.persistentRef.rawValue.utf8), to: &aad)
-        appendField(Array(binding.accessGroup.utf8), to: &aad)
+        appendField(binding.itemClass.code.utf8, to: &aad)
+        appendField(binding.persistentRef.rawValue.utf8, to: &aad)
+        appendField(binding.accessGroup.utf8, to: &aad)
         return aad
     }
 
@@ -74,7 +74,7 @@ enum SealedBox {
         bytes.append(UInt8(truncatingIfNeeded: value))
     }
 
-    static func appendField(_ field: [UInt8], to bytes: inout [UInt8]) {
+    static func appendField(_ field: some Collection<UInt8>, to bytes: inout [UInt8]) {
         appendUInt32(UInt32(field.count), to: &bytes)
         bytes.append(contentsOf: field)
     }
