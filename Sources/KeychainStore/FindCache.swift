@@ -40,10 +40,12 @@ final class FindCache: Sendable {
     /// The cached rows for `key`, or `read()`'s, kept when `generation` did not move meanwhile.
     func rows(for key: Key, generation: () -> UInt64, read: () throws -> [Row]) rethrows -> [Row] {
         let before = generation()
+        // Entries dropped are released after the lock is let go (freeing a full cache takes a while).
+        var stale: [Key: [Row]] = [:]
         let cached = entries.withLock { entries -> [Row]? in
             guard entries.generation == before else {
                 entries.generation = before
-                entries.rows.removeAll(keepingCapacity: true)
+                swap(&stale, &entries.rows)
                 return nil
             }
             return entries.rows[key]
@@ -51,9 +53,10 @@ final class FindCache: Sendable {
         if let cached { return cached }
         let rows = try read()
         guard rows.count <= maxRows, generation() == before else { return rows }
+        var full: [Key: [Row]] = [:]
         entries.withLock { entries in
             guard entries.generation == before else { return }
-            if entries.rows.count >= maxEntries { entries.rows.removeAll(keepingCapacity: true) }
+            if entries.rows.count >= maxEntries { swap(&full, &entries.rows) }
             entries.rows[key] = rows
         }
         return rows
