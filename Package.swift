@@ -5,6 +5,8 @@ import PackageDescription
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
 /// C is reached only through the three system-library modules, and only from KeychainStore and
 /// MicroHTTPDServer (see docs/decisions.md).
+/// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
+/// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
@@ -19,6 +21,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // KeychainClient only: HTTP(S) with a private CA as trust root (docs/decisions.md, "Tokens and client").
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         // Tests only: property-based fuzzing of the JSON and request parsers (docs/reliability.md).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
@@ -71,7 +77,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        .target(name: "KeychainClient", dependencies: ["KeychainAPI", "KeychainCore"], swiftSettings: swiftSettings),
+        .target(
+            name: "KeychainClient",
+            dependencies: [
+                "KeychainAPI", "KeychainCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
             swiftSettings: swiftSettings),
@@ -99,6 +115,8 @@ let package = Package(
             dependencies: [
                 "keychaind", "KeychainAPI", "KeychainClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // A client test calls from a NIO event loop thread.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
     ]

@@ -1,35 +1,39 @@
+import AsyncHTTPClient
 import Foundation
 import KeychainAPI
 import KeychainCore
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// Clients catch the server's errors as `KeychainError` without importing KeychainCore.
 @_exported import struct KeychainCore.KeychainError
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// A client of keychaind: async calls for the token routes and the item routes, and the
 /// synchronous `SecItem*` functions (see `SecItem.swift`) through `KeychainClient.shared`.
 ///
-/// HTTP goes through Foundation's `URLSession` (FoundationNetworking on Linux). Every call is
-/// a completion-handler data task on the client's own session, whose delegate queue is a private
-/// `OperationQueue`: the async methods resume a continuation from it, the synchronous ones wait
-/// for it on a semaphore. Neither needs the calling thread nor Swift's cooperative pool to make
-/// progress, so a synchronous call cannot deadlock, whatever thread it is made from (it does
-/// block that thread for the duration of the request, bounded by `timeout`).
+/// HTTP goes through AsyncHTTPClient (SwiftNIO, TLS by swift-nio-ssl/BoringSSL), on the
+/// process-wide `MultiThreadedEventLoopGroup.singleton`. Every call is one request future on the
+/// client's own `HTTPClient`, with a deadline of `timeout`: the async methods await it, the
+/// synchronous ones block on it (`EventLoopFuture.wait()`). The request runs on NIO's event-loop
+/// threads, so neither needs the calling thread nor Swift's cooperative pool to make progress,
+/// and a synchronous call cannot deadlock from any thread that is not itself a NIO event loop
+/// (there it throws instead of blocking the loop); it does block its thread for the duration of
+/// the request, bounded by `timeout`.
 ///
 /// Every error keychaind answers is thrown as the same `KeychainError` (status, name, message,
-/// detail) the server raised. Transport failures (refused connection, timeout) are
-/// errSecNotAvailable with a detail saying what happened.
+/// detail) the server raised. Transport failures (refused connection, TLS, timeout) are
+/// errSecNotAvailable with a detail naming the server (`scheme://host:port`) and what happened;
+/// never the token.
 public final class KeychainClient: Sendable {
     public struct Configuration: Sendable {
         /// The server, e.g. `http://127.0.0.1:8420`. Routes are called under `/v1`.
         public var baseURL: URL
         /// The client's bearer token (`kc_…`).
         public var token: String
-        /// Per-request timeout in seconds.
+        /// Per-request timeout in seconds (connecting, TLS, sending and the whole answer).
         public var timeout: TimeInterval
         /// TLS settings; see `TLS`.
         public var tls: TLS
@@ -41,8 +45,9 @@ public final class KeychainClient: Sendable {
             self.tls = tls
         }
 
-        /// Reads `KEYCHAIND_URL` (default `http://127.0.0.1:8420`), `KEYCHAIND_TOKEN` (required)
-        /// and `KEYCHAIND_TIMEOUT` (seconds, default 30).
+        /// Reads `KEYCHAIND_URL` (default `http://127.0.0.1:8420`), `KEYCHAIND_TOKEN` (required),
+        /// `KEYCHAIND_TIMEOUT` (seconds, default 30) and `KEYCHAIND_CA_FILE` (a PEM file of a CA
+        /// to trust for an `https` URL, besides the system's; empty = none).
         public static func fromEnvironment(
             _ environment: [String: String] = ProcessInfo.processInfo.environment
         ) throws -> Configuration {
@@ -60,50 +65,97 @@ public final class KeychainClient: Sendable {
                 }
                 timeout = seconds
             }
-            return Configuration(baseURL: url, token: token, timeout: timeout)
+            let caFile = environment["KEYCHAIND_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            return Configuration(baseURL: url, token: token, timeout: timeout, tls: TLS(caCertificateFile: caFile))
         }
     }
 
-    /// TLS options. The server speaks plain HTTP today; for an `https` URL the system's trust
-    /// store is used. A private CA (`caCertificateFile`) is part of the configuration so that
-    /// callers can be written now, but is **not implemented yet**: URLSession on Linux exposes
-    /// no way to add a trust anchor, so a client configured with one refuses to start
-    /// (errSecUnimplemented) rather than silently trusting the system store instead.
+    /// TLS options, used for an `https` base URL. The server's certificate is verified against the
+    /// system's trust store (ca-certificates) and, when `caCertificateFile` is set, the CA
+    /// certificates in that PEM file as well: the way to trust a server whose certificate a
+    /// private CA signed. The host name (or IP address) of the URL must be in the certificate.
     public struct TLS: Sendable {
-        /// PEM file of a CA to trust in addition to the system's (pending).
+        /// PEM file of one or more CA certificates to trust in addition to the system's. Read when
+        /// the client is created: a missing, unreadable or certificate-less file is errSecParam.
         public var caCertificateFile: String?
         public init(caCertificateFile: String? = nil) { self.caCertificateFile = caCertificateFile }
     }
 
     public let configuration: Configuration
-    private let session: URLSession
+    private let httpClient: HTTPClient
+    private let timeoutAmount: TimeAmount
 
     public init(configuration: Configuration) throws {
-        if configuration.tls.caCertificateFile != nil {
-            throw KeychainError(.unimplemented, "a custom CA for TLS is not supported yet")
+        // NIO counts nanoseconds in an Int64: a timeout must be positive and finite (≤ 10^9 s).
+        guard configuration.timeout > 0, configuration.timeout <= 1e9 else {
+            throw KeychainError.param("timeout must be a positive number of seconds (at most 10^9)")
         }
+        // Said here, without the token, rather than by a header validation error at each request.
+        guard !configuration.token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw KeychainError.param(
+                "the token holds a control character (a trailing newline?), which no HTTP header can carry")
+        }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let path = configuration.tls.caCertificateFile {
+            tls.additionalTrustRoots = [.certificates(try Self.loadCACertificates(path))]
+        }
+        let timeoutAmount = TimeAmount.nanoseconds(Int64(configuration.timeout * 1e9))
+        var httpConfiguration = HTTPClient.Configuration(
+            tlsConfiguration: tls,
+            // keychaind never redirects; not following one keeps the bearer token on this server.
+            redirectConfiguration: .disallow,
+            timeout: HTTPClient.Configuration.Timeout(connect: timeoutAmount, read: timeoutAmount))
+        // A refused connection or an untrusted certificate fails the request at once, with its
+        // reason, instead of being retried with backoff until the connect timeout: neither gets
+        // better within one request.
+        httpConfiguration.connectionPool.retryConnectionEstablishment = false
+        // Idle keep-alive connections are closed by the client before keychaind's own idle
+        // timeout (`limits.idleTimeoutSeconds`, 30 s by default) would close them under a request.
+        httpConfiguration.connectionPool.idleTimeout = .seconds(15)
         self.configuration = configuration
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
-        sessionConfiguration.timeoutIntervalForResource = configuration.timeout
-        let queue = OperationQueue()
-        queue.name = "KeychainClient"
-        queue.maxConcurrentOperationCount = 4
-        session = URLSession(configuration: sessionConfiguration, delegate: nil, delegateQueue: queue)
+        self.timeoutAmount = timeoutAmount
+        httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: httpConfiguration)
     }
 
     public convenience init(baseURL: URL, token: String, timeout: TimeInterval = 30) throws {
         try self.init(configuration: Configuration(baseURL: baseURL, token: token, timeout: timeout))
     }
 
-    /// A client configured from `KEYCHAIND_URL`, `KEYCHAIND_TOKEN`, `KEYCHAIND_TIMEOUT`.
+    /// A client configured from `KEYCHAIND_URL`, `KEYCHAIND_TOKEN`, `KEYCHAIND_TIMEOUT`,
+    /// `KEYCHAIND_CA_FILE`.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> KeychainClient {
         try KeychainClient(configuration: .fromEnvironment(environment))
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    /// An `HTTPClient` must be shut down before it is released: in a debug build AsyncHTTPClient
+    /// stops the process when one is deinitialised running, in a release build its connection
+    /// pool leaks. The callback form returns at once (it never blocks this thread, which may be
+    /// anyone's, even an event loop's); the pending shutdown keeps the `HTTPClient` alive until it
+    /// has closed its idle connections. No request can be in flight here: each holds the client.
+    deinit { httpClient.shutdown { _ in } }
+
+    /// The CA certificates of a PEM file, or errSecParam saying why there are none.
+    private static func loadCACertificates(_ path: String) throws -> [NIOSSLCertificate] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw KeychainError.param("tls.caCertificateFile \(path): no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw KeychainError.param("tls.caCertificateFile \(path): is a directory, not a PEM file")
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw KeychainError.param("tls.caCertificateFile \(path): not readable (permissions)")
+        }
+        do {
+            return try NIOSSLCertificate.fromPEMFile(path)
+        } catch {
+            throw KeychainError.param(
+                "tls.caCertificateFile \(path): no PEM certificate in it (or a damaged one); "
+                    + "expected -----BEGIN CERTIFICATE----- blocks")
+        }
+    }
 
     // MARK: - The default client
 
@@ -135,42 +187,59 @@ public final class KeychainClient: Sendable {
 
     /// One request to keychaind: `/v1` + `path` (segments already percent-encoded by the caller
     /// through `pathSegment`), query items, an optional JSON body. Answers the parsed JSON body
-    /// of a 2xx answer; throws the server's `KeychainError` otherwise.
+    /// of a 2xx answer; throws the server's `KeychainError` otherwise. Cancelling the calling task
+    /// cancels the request.
     func send(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil) async throws
         -> JSONValue
     {
         let request = try makeRequest(method, path, query: query, body: body)
-        let (data, response, error): (Data?, URLResponse?, (any Error)?) = await withCheckedContinuation { continuation in
-            session.dataTask(with: request) { data, response, error in
-                continuation.resume(returning: (data, response, error))
-            }.resume()
+        let task = execute(request)
+        let response: HTTPClient.Response
+        do {
+            response = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw transportError(error, request)
         }
-        return try Self.decode(data, response, error, url: request.url)
+        return try Self.decode(response)
     }
 
     /// The same request, blocking the calling thread until the answer (or the timeout). Safe from
-    /// any thread but this session's own delegate queue, which never runs caller code.
+    /// any thread but a SwiftNIO event loop's (AsyncHTTPClient's own, or a NIO server's), where
+    /// blocking would stall or deadlock the loop: there it throws errSecNotAvailable at once.
     func sendSynchronously(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil)
         throws -> JSONValue
     {
-        let request = try makeRequest(method, path, query: query, body: body)
-        let box = Mutex<(Data?, URLResponse?, (any Error)?)?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        session.dataTask(with: request) { data, response, error in
-            box.withLock { $0 = (data, response, error) }
-            done.signal()
-        }.resume()
-        // URLSession ends the task itself after `timeout`; the extra margin only guards against a
-        // completion that never comes.
-        guard done.wait(timeout: .now() + configuration.timeout + 5) == .success, let answer = box.withLock({ $0 })
-        else {
-            throw KeychainError(.notAvailable, "keychaind did not answer within \(configuration.timeout) s")
+        if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+            throw KeychainError(
+                .notAvailable,
+                "a synchronous keychaind call cannot run on a SwiftNIO event loop thread (it would block the loop); "
+                    + "use the async API there")
         }
-        return try Self.decode(answer.0, answer.1, answer.2, url: request.url)
+        let request = try makeRequest(method, path, query: query, body: body)
+        let response: HTTPClient.Response
+        do {
+            // Bounded: the request's deadline (`timeout`) fails the future when it passes.
+            response = try execute(request).futureResult.wait()
+        } catch {
+            throw transportError(error, request)
+        }
+        return try Self.decode(response)
+    }
+
+    /// The one transport both `send` and `sendSynchronously` use: the request on the client's
+    /// `HTTPClient`, the whole answer collected, failed by AsyncHTTPClient when `timeout` passes.
+    private func execute(_ request: HTTPClient.Request) -> HTTPClient.Task<HTTPClient.Response> {
+        httpClient.execute(
+            request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + timeoutAmount)
     }
 
     private func makeRequest(_ method: String, _ path: String, query: [(String, String)], body: JSONValue?) throws
-        -> URLRequest
+        -> HTTPClient.Request
     {
         var base = configuration.baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
@@ -179,35 +248,90 @@ public final class KeychainClient: Sendable {
             text += "?" + query.map { "\(Self.encodeQuery($0.0))=\(Self.encodeQuery($0.1))" }.joined(separator: "&")
         }
         guard let url = URL(string: text) else { throw KeychainError.param("cannot build a URL for \(path)") }
-        var request = URLRequest(url: url, timeoutInterval: configuration.timeout)
-        request.httpMethod = method
-        request.setValue("Bearer \(configuration.token)", forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        var headers = HTTPHeaders()
+        headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        headers.add(name: "Accept", value: "application/json")
+        var requestBody: HTTPClient.Body?
         if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body.serialized())
+            headers.add(name: "Content-Type", value: "application/json")
+            requestBody = .bytes(body.serialized())
         }
-        return request
+        do {
+            return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: requestBody)
+        } catch {
+            // The base URL has no http(s) scheme or no host.
+            throw KeychainError(
+                .notAvailable, "cannot reach \(Self.origin(of: configuration.baseURL)): \(Self.plainDescription(error))")
+        }
     }
 
-    private static func decode(_ data: Data?, _ response: URLResponse?, _ error: (any Error)?, url: URL?) throws
-        -> JSONValue
-    {
-        if let error {
-            let where_ = url.map { "\($0.scheme ?? "http")://\($0.host ?? "")\($0.port.map { ":\($0)" } ?? "")" } ?? "keychaind"
-            throw KeychainError(.notAvailable, "cannot reach \(where_): \(error.localizedDescription)")
-        }
-        guard let http = response as? HTTPURLResponse else {
-            throw KeychainError(.notAvailable, "keychaind gave no HTTP answer")
-        }
-        let bytes = [UInt8](data ?? Data())
+    private static func decode(_ response: HTTPClient.Response) throws -> JSONValue {
+        let bytes = response.body.map { Array($0.readableBytesView) } ?? []
         let json = bytes.isEmpty ? nil : try? JSONValue.parse(bytes)
-        guard (200..<300).contains(http.statusCode) else {
+        let status = response.status.code
+        guard (200..<300).contains(status) else {
             if let json, let error = KeychainError(errorBody: json) { throw error }
-            throw KeychainError(.io, "keychaind answered HTTP \(http.statusCode) without an error body")
+            throw KeychainError(.io, "keychaind answered HTTP \(status) without an error body")
         }
-        guard let json else { throw KeychainError(.decode, "keychaind answered HTTP \(http.statusCode) without JSON") }
+        guard let json else { throw KeychainError(.decode, "keychaind answered HTTP \(status) without JSON") }
         return json
+    }
+
+    /// `scheme://host:port` of a URL, for error details (never its user, path or query).
+    private static func origin(of url: URL) -> String {
+        let scheme = url.scheme ?? "http"
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\(url.host ?? "?"):\(port)"
+    }
+
+    /// errSecNotAvailable for a request that got no HTTP answer, saying where and why.
+    private func transportError(_ error: any Error, _ request: HTTPClient.Request) -> KeychainError {
+        let origin = "\(request.useTLS ? "https" : "http")://\(request.host):\(request.port)"
+        return KeychainError(.notAvailable, "cannot reach \(origin): \(describe(error, request))")
+    }
+
+    /// What happened, in words: the TLS verdicts spelled out, the rest as AsyncHTTPClient and
+    /// SwiftNIO describe it (never with the request's headers, so never the token).
+    private func describe(_ error: any Error, _ request: HTTPClient.Request) -> String {
+        let trusted =
+            configuration.tls.caCertificateFile.map { "the system's CAs and those in \($0)" }
+            ?? "only the system's CAs; trust a private CA with tls.caCertificateFile or KEYCHAIND_CA_FILE"
+        switch error {
+        case let error as HTTPClientError
+        where [.deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .tlsHandshakeTimeout,
+               .getConnectionFromPoolTimeout].contains(error):
+            return "no answer within \(configuration.timeout) s (\(error.shortDescription))"
+        case let error as HTTPClientError where error == .remoteConnectionClosed:
+            return "the server closed the connection without an answer"
+                + (request.useTLS ? "" : " (if it serves HTTPS, use an https:// URL)")
+        case NIOSSLError.handshakeFailed(let reason) where "\(reason)".contains("CERTIFICATE_VERIFY_FAILED"):
+            return "TLS certificate verification failed: the server's certificate is not signed by a CA this "
+                + "client trusts (\(trusted)), or is not valid now"
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return "TLS certificate verification failed: the server's certificate is not valid for \(request.host) "
+                + "(its subjectAltName names other hosts)"
+        case let error as NIOSSLError:
+            return "TLS failed: \(error)"
+        case let error as NIOConnectionError:
+            let reasons = error.connectionErrors.map { Self.socketError($0.error) }
+            return "cannot connect: " + (reasons.isEmpty ? ["\(error)"] : reasons).joined(separator: "; ")
+        case let error as IOError:
+            return "cannot connect: " + Self.socketError(error)
+        default:
+            return Self.plainDescription(error)
+        }
+    }
+
+    /// An error's description, but only the short one of an `HTTPClientError`: its full one can
+    /// carry associated values, such as the header values (the token) it found invalid.
+    private static func plainDescription(_ error: any Error) -> String {
+        (error as? HTTPClientError)?.shortDescription ?? "\(error)"
+    }
+
+    /// A socket error as the system words it, e.g. "Connection refused (errno 111)".
+    private static func socketError(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        return "\(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))"
     }
 
     /// A path segment, percent-encoded (`/`, `?`, `#`, `%` and the like escaped).
