@@ -24,6 +24,7 @@ COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
+COPY Examples ./Examples
 RUN swift build -c release --product keychaind --static-swift-stdlib \
     && install -D -m 0755 .build/release/keychaind /out/usr/local/bin/keychaind
 
