@@ -55,6 +55,14 @@ final class KeychaindProcess: @unchecked Sendable {
 
     var log: String { lock.withLock { logText } }
 
+    /// Whether the log shows `text` within `timeout` seconds: the server writes a line before it
+    /// answers, but the pipe is read by another thread of this process, which may lag behind.
+    func logShows(_ text: String, timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !log.contains(text), Date() < deadline { usleep(10_000) }
+        return log.contains(text)
+    }
+
     private func waitForPort() throws {
         let deadline = Date().addingTimeInterval(20)
         while Date() < deadline {
