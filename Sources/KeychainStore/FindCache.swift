@@ -7,8 +7,10 @@ import KeychainCore
 ///
 /// Valid for one write generation of the `ConnectionPool`: an entry is stored only when no write
 /// finished while it was being read, and served only while no write has finished since, so an
-/// acknowledged write is never followed by an answer from before it. Bounded: finds of more than
-/// `maxRows` rows are not kept, and the cache starts over when it holds `maxEntries`.
+/// acknowledged write is never followed by an answer from before it. Bounded in entries and in
+/// bytes (items and secrets may be up to the body limit, 1 MiB, each): finds of more than `maxRows`
+/// rows or of more than 1/16 of `maxBytes` are not kept, and the cache starts over when it holds
+/// `maxEntries` entries or would pass `maxBytes`.
 final class FindCache: Sendable {
     struct Key: Hashable, Sendable {
         let filter: ItemFilter
@@ -26,15 +28,33 @@ final class FindCache: Sendable {
     private struct Entries {
         var generation: UInt64 = 0
         var rows: [Key: [Row]] = [:]
+        /// `size(of:)` summed over `rows`.
+        var bytes = 0
     }
 
     private let entries = PThreadLocked(Entries())
     let maxEntries: Int
     let maxRows: Int
+    let maxBytes: Int
 
-    init(maxEntries: Int = 1024, maxRows: Int = 8) {
+    init(maxEntries: Int = 1024, maxRows: Int = 8, maxBytes: Int = 8 << 20) {
         self.maxEntries = maxEntries
         self.maxRows = maxRows
+        self.maxBytes = maxBytes
+    }
+
+    /// About how much memory `rows` hold: secrets, attribute values and a fixed part per row.
+    static func size(of rows: [Row]) -> Int {
+        rows.reduce(0) { total, row in
+            total + 256 + (row.sealedSecret?.count ?? 0)
+                + row.item.attributes.values.reduce(0) { sum, value in
+                    switch value {
+                    case .string(let text): sum + text.utf8.count
+                    case .data(let bytes): sum + bytes.count
+                    case .integer, .bool, .date: sum + 8
+                    }
+                }
+        }
     }
 
     /// The cached rows for `key`, or `read()`'s, kept when `generation` did not move meanwhile.
@@ -46,6 +66,7 @@ final class FindCache: Sendable {
             guard entries.generation == before else {
                 entries.generation = before
                 swap(&stale, &entries.rows)
+                entries.bytes = 0
                 return nil
             }
             return entries.rows[key]
@@ -53,11 +74,17 @@ final class FindCache: Sendable {
         if let cached { return cached }
         let rows = try read()
         guard rows.count <= maxRows, generation() == before else { return rows }
+        let size = Self.size(of: rows)
+        guard size <= maxBytes / 16 else { return rows }
         var full: [Key: [Row]] = [:]
         entries.withLock { entries in
-            guard entries.generation == before else { return }
-            if entries.rows.count >= maxEntries { swap(&full, &entries.rows) }
+            guard entries.generation == before, entries.rows[key] == nil else { return }
+            if entries.rows.count >= maxEntries || entries.bytes + size > maxBytes {
+                swap(&full, &entries.rows)
+                entries.bytes = 0
+            }
             entries.rows[key] = rows
+            entries.bytes += size
         }
         return rows
     }

@@ -103,4 +103,28 @@ struct FindCacheTests {
         _ = rows("a")
         #expect(reads == 6)
     }
+
+    @Test func boundedInBytes() throws {
+        // Rows are about 256 bytes plus their values: room for about 4 of 300 bytes in 1,600.
+        let cache = FindCache(maxEntries: 100, maxRows: 8, maxBytes: 16 * 300)
+        var reads = 0
+        func rows(_ account: String, sealed: Int) -> [FindCache.Row] {
+            let key = FindCache.Key(
+                filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
+                limit: nil, after: nil, includeSecrets: true)
+            return cache.rows(for: key, generation: { 1 }) {
+                reads += 1
+                return [FindCache.Row(seq: 1, item: item(account: "x"), sealedSecret: [UInt8](repeating: 7, count: sealed))]
+            }
+        }
+        _ = rows("big", sealed: 1_000)
+        _ = rows("big", sealed: 1_000)
+        #expect(reads == 2, "a find larger than 1/16 of the budget is not kept")
+        for account in ["a", "b", "c", "d"] { _ = rows(account, sealed: 0) }
+        for account in ["a", "b", "c", "d"] { _ = rows(account, sealed: 0) }
+        #expect(reads == 6, "small finds are kept")
+        for account in (0..<40).map(String.init) { _ = rows(account, sealed: 0) }
+        _ = rows("a", sealed: 0)
+        #expect(reads == 47, "passing the byte budget started the cache over")
+    }
 }
