@@ -164,7 +164,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
-        pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
+        pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false) ?? []
         if let problem = framingProblem(pending.headers) {
             // Ambiguous framing (request smuggling's raw material): refuse at once; an early
             // answer makes libmicrohttpd close the connection, so nothing after it is read.
@@ -238,10 +238,9 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
 
 /// Why the body's length is ambiguous (RFC 9112 §6.3), or nil: Content-Length together with
 /// Transfer-Encoding, Content-Lengths that disagree, or a transfer coding other than `chunked`.
-/// `headers`: names lower-cased.
 private func framingProblem(_ headers: [(name: String, value: String)]) -> String? {
-    let lengths = Set(headers.filter { $0.name == "content-length" }.map(\.value))
-    let codings = headers.filter { $0.name == "transfer-encoding" }.map(\.value)
+    let lengths = Set(headers.filter { $0.name.lowercased() == "content-length" }.map(\.value))
+    let codings = headers.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
     if !codings.isEmpty, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding" }
     if lengths.count > 1 { return "conflicting Content-Length headers" }
     if codings.count > 1 || codings.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" }) {
@@ -256,24 +255,14 @@ private func headerValue(_ connection: OpaquePointer, _ name: String) -> String?
 
 /// Collects the (name, value) pairs of one kind (headers or query arguments), each with its
 /// length (so a decoded `%00` stays in the value). `strict`: nil when a name or value is not
-/// UTF-8; otherwise such bytes are repaired (U+FFFD). `lowercasingNames`: ASCII letters of names
-/// lower-cased (header names are case-insensitive).
+/// UTF-8; otherwise such bytes are repaired (U+FFFD).
 private func values(
-    of connection: OpaquePointer, kind: MHD_ValueKind, strict: Bool, lowercasingNames: Bool = false
+    of connection: OpaquePointer, kind: MHD_ValueKind, strict: Bool
 ) -> [(name: String, value: String)]? {
     final class Collector {
         var pairs: [(name: String, value: String)] = []
         var strict = false
-        var lowercasingNames = false
         var invalid = false
-        func name(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
-            guard lowercasingNames, let pointer, count > 0 else { return text(pointer, count) }
-            let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: count)
-            let lowered = UnsafeBufferPointer(start: bytes, count: count).map { byte in
-                byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            }
-            return String(decoding: lowered, as: UTF8.self)
-        }
         func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
             guard let pointer, count > 0 else { return "" }
             let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: count)
@@ -290,12 +279,11 @@ private func values(
     }
     let collector = Collector()
     collector.strict = strict
-    collector.lowercasingNames = lowercasingNames
     let box = Unmanaged.passUnretained(collector).toOpaque()
     _ = MHD_get_connection_values_n(connection, kind, { box, _, key, keySize, value, valueSize in
         guard let box, let key else { return .YES }
         let collector = Unmanaged<Collector>.fromOpaque(box).takeUnretainedValue()
-        collector.pairs.append((collector.name(key, keySize), collector.text(value, valueSize)))
+        collector.pairs.append((collector.text(key, keySize), collector.text(value, valueSize)))
         return collector.invalid ? .NO : .YES
     }, box)
     return withExtendedLifetime(collector) { collector.invalid ? nil : collector.pairs }

@@ -25,7 +25,6 @@ public final class Auditor: Sendable {
     /// Nil when lines are written on the request thread (`failClosed` or `file.fsync`).
     private let batcher: LineBatcher?
     private let mac: @Sendable ([UInt8]) -> [UInt8]?
-    private let logger: Logger
     private let clock: @Sendable () -> Date
     private let sequence = Atomic<UInt64>(0)
     private let writer: Writer
@@ -39,7 +38,6 @@ public final class Auditor: Sendable {
         self.file = file
         self.failClosed = failClosed
         self.mac = mac
-        self.logger = logger
         self.clock = clock
         let writer = Writer(file: file, failClosed: failClosed, logger: logger)
         self.writer = writer
@@ -48,9 +46,6 @@ public final class Auditor: Sendable {
             ? nil
             : LineBatcher(name: "keychaind audit log") { bytes, lines in _ = writer.append(bytes, lines: lines) }
     }
-
-    /// Returns when every line of the requests answered so far is in the file.
-    public func flush() { batcher?.flush() }
 
     /// Flushes and stops the background writer (at shutdown); later lines are written directly.
     public func close() { batcher?.close() }
