@@ -8,31 +8,32 @@ public enum StorageBenchmarkSupport {
     /// Seals and opens `size`-byte secrets (as item secrets are: fresh nonce, AAD binding) for
     /// `seconds`; returns seal+open pairs per second.
     public static func sealOpenPerSecond(size: Int, seconds: Double) throws -> Double {
-        let cipher = try AESGCM(key: try MasterKeyFile.generate())
-        let secret = SecretBytes([UInt8](repeating: 0x42, count: size))
-        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "bench")
-        let start = Date()
-        var count = 0
-        while true {
-            for _ in 0..<1000 {
-                let box = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding)
-                _ = try SealedBox.open(box, cipher: cipher, binding: binding)
-            }
-            count += 1000
-            let elapsed = Date().timeIntervalSince(start)
-            if elapsed >= seconds { return Double(count) / elapsed }
+        let (cipher, secret, binding) = try sealingFixture(size: size)
+        return try perSecond(for: seconds) {
+            let box = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding)
+            _ = try SealedBox.open(box, cipher: cipher, binding: binding)
         }
     }
 
-    /// Seals only (no open, so no `SecretBytes` allocation and `mlock`) for `seconds`; seals per second.
+    /// Seals only (no open, so no `SecretBytes` allocation) for `seconds`; seals per second.
     public static func sealPerSecond(size: Int, seconds: Double) throws -> Double {
-        let cipher = try AESGCM(key: try MasterKeyFile.generate())
-        let secret = SecretBytes([UInt8](repeating: 0x42, count: size))
-        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "bench")
+        let (cipher, secret, binding) = try sealingFixture(size: size)
+        return try perSecond(for: seconds) { _ = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding) }
+    }
+
+    private static func sealingFixture(size: Int) throws -> (AESGCM, SecretBytes, SealBinding) {
+        (
+            try AESGCM(key: try MasterKeyFile.generate()), SecretBytes([UInt8](repeating: 0x42, count: size)),
+            SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "bench")
+        )
+    }
+
+    /// Runs `body` in rounds of 1,000 until `seconds` have passed; runs per second.
+    private static func perSecond(for seconds: Double, _ body: () throws -> Void) rethrows -> Double {
         let start = Date()
         var count = 0
         while true {
-            for _ in 0..<1000 { _ = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding) }
+            for _ in 0..<1000 { try body() }
             count += 1000
             let elapsed = Date().timeIntervalSince(start)
             if elapsed >= seconds { return Double(count) / elapsed }
