@@ -25,18 +25,23 @@ public struct HTTPRequest: Sendable {
         self.method = method
         self.path = path
         self.queryItems = queryItems
-        self.headers = headers.map { header in
-            let hasUppercase = header.name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
-            return (name: hasUppercase ? header.name.lowercased() : header.name, value: header.value)
-        }
+        // The transport lower-cases names already; only other callers (tests) pay for a copy.
+        self.headers =
+            headers.contains { Self.hasUppercase($0.name) }
+            ? headers.map { (name: Self.hasUppercase($0.name) ? $0.name.lowercased() : $0.name, value: $0.value) }
+            : headers
         self.body = body
         self.remoteAddress = remoteAddress
     }
 
     /// The first value of a header, by case-insensitive name.
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
+        let lowered = Self.hasUppercase(name) ? name.lowercased() : name
         return headers.first { $0.name == lowered }?.value
+    }
+
+    private static func hasUppercase(_ name: String) -> Bool {
+        name.utf8.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 }
 

@@ -1,5 +1,9 @@
 import KeychainCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Who may call a route.
 public enum RouteAccess: Sendable {
     /// No token needed (`/health`).
@@ -39,7 +43,8 @@ public struct Router: Sendable {
     }
 
     enum Segment: Sendable, Equatable {
-        case literal(String)
+        /// The segment's UTF-8 bytes, compared byte for byte.
+        case literal([UInt8])
         case parameter(String)
     }
 
@@ -57,9 +62,9 @@ public struct Router: Sendable {
     public mutating func add(
         _ method: HTTPMethod, _ pattern: String, access: RouteAccess, handler: @escaping RouteHandler
     ) {
-        let segments = Self.split(pattern).map { part -> Segment in
+        let segments = pattern.drop(while: { $0 == "/" }).split(separator: "/", omittingEmptySubsequences: false).map { part -> Segment in
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
-            return .literal(String(part))
+            return .literal(Array(part.utf8))
         }
         routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler))
     }
@@ -68,48 +73,64 @@ public struct Router: Sendable {
     /// the headers without the body). Empty segments are kept, so `/items/key/` with an empty
     /// reference is not the whole-class route `/items/key`.
     public func match(method: HTTPMethod, path: String) -> Match {
-        var parts = Self.split(path)
-        if parts.first == "v1" { parts.removeFirst() }
         let wanted = method == .head ? HTTPMethod.get : method
-        var allowed: [HTTPMethod] = []
-        // By index: copying each `Route` out would count references to its closure and arrays.
-        for index in routes.indices where routes[index].segments.count == parts.count {
-            guard Self.fits(routes[index].segments, parts) else { continue }
-            let method = routes[index].method
-            if method == wanted { return .found(routes[index], parameters: Self.bind(routes[index].segments, to: parts)) }
-            if !allowed.contains(method) { allowed.append(method) }
-            if method == .get, !allowed.contains(.head) { allowed.append(.head) }
+        var path = path
+        // On the path's UTF-8 bytes, with segment ranges in a temporary buffer: this runs on
+        // every request, and Substrings would count references to the path's storage.
+        return path.withUTF8 { path in
+            let slashes = path.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
+            return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: slashes + 1) { buffer in
+                var parts = Self.split(path, into: buffer)
+                if parts.count > 0, Self.equal(path, parts[0], Self.versionPrefix) { parts = UnsafeMutableBufferPointer(rebasing: parts[1...]) }
+                var allowed: [HTTPMethod] = []
+                // By index: copying each `Route` out would count references to its closure and arrays.
+                for index in routes.indices where routes[index].segments.count == parts.count {
+                    guard Self.fits(routes[index].segments, path, parts) else { continue }
+                    let method = routes[index].method
+                    if method == wanted {
+                        return .found(routes[index], parameters: Self.bind(routes[index].segments, path, parts))
+                    }
+                    if !allowed.contains(method) { allowed.append(method) }
+                    if method == .get, !allowed.contains(.head) { allowed.append(.head) }
+                }
+                return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+            }
         }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
     }
 
-    /// The segments of a path without its leading slash; every other empty segment is kept.
-    /// Scans UTF-8 bytes (`/` is ASCII), not Characters: this runs on every request.
-    private static func split(_ path: String) -> [Substring] {
-        let utf8 = path.utf8
-        guard !utf8.isEmpty else { return [] }
-        var parts: [Substring] = []
-        parts.reserveCapacity(4)
-        var start = utf8.startIndex
-        if utf8[start] == UInt8(ascii: "/") { start = utf8.index(after: start) }
-        var index = start
-        while index != utf8.endIndex {
-            if utf8[index] == UInt8(ascii: "/") {
-                parts.append(path[start..<index])
-                start = utf8.index(after: index)
-            }
-            index = utf8.index(after: index)
+    private static let versionPrefix = Array("v1".utf8)
+
+    /// The byte ranges of the path's segments, without its leading slash; every other empty
+    /// segment is kept. `buffer` holds one more range than the path has slashes.
+    private static func split(
+        _ path: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<Range<Int>>
+    ) -> UnsafeMutableBufferPointer<Range<Int>> {
+        guard !path.isEmpty else { return UnsafeMutableBufferPointer(rebasing: buffer[0..<0]) }
+        var count = 0
+        var start = path[0] == UInt8(ascii: "/") ? 1 : 0
+        for index in start..<path.count where path[index] == UInt8(ascii: "/") {
+            buffer.initializeElement(at: count, to: start..<index)
+            count += 1
+            start = index + 1
         }
-        parts.append(path[start..<utf8.endIndex])
-        return parts
+        buffer.initializeElement(at: count, to: start..<path.count)
+        return UnsafeMutableBufferPointer(rebasing: buffer[0...count])
+    }
+
+    private static func equal(_ path: UnsafeBufferPointer<UInt8>, _ part: Range<Int>, _ literal: [UInt8]) -> Bool {
+        part.count == literal.count && literal.withUnsafeBufferPointer { literal in
+            memcmp(path.baseAddress! + part.lowerBound, literal.baseAddress!, part.count) == 0
+        }
     }
 
     /// Whether `parts` fit the route's segments: same literals, no empty parameter.
-    private static func fits(_ segments: [Segment], _ parts: [Substring]) -> Bool {
+    private static func fits(
+        _ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>
+    ) -> Bool {
         guard segments.count == parts.count else { return false }
         for index in segments.indices {
             switch segments[index] {
-            case .literal(let literal): if parts[index] != literal { return false }
+            case .literal(let literal): if !equal(path, parts[index], literal) { return false }
             case .parameter: if parts[index].isEmpty { return false }
             }
         }
@@ -117,10 +138,14 @@ public struct Router: Sendable {
     }
 
     /// The path parameters of `parts`, which fit `segments`.
-    private static func bind(_ segments: [Segment], to parts: [Substring]) -> [String: String] {
+    private static func bind(
+        _ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>
+    ) -> [String: String] {
         var parameters: [String: String] = [:]
         for index in segments.indices {
-            if case .parameter(let name) = segments[index] { parameters[name] = String(parts[index]) }
+            if case .parameter(let name) = segments[index] {
+                parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[parts[index]]), as: UTF8.self)
+            }
         }
         return parameters
     }

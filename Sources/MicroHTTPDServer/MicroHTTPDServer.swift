@@ -164,14 +164,15 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
-        pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false) ?? []
-        if let problem = framingProblem(pending.headers) {
+        pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
+        let framing = Framing(pending.headers)
+        if let problem = framing.problem {
             // Ambiguous framing (request smuggling's raw material): refuse at once; an early
             // answer makes libmicrohttpd close the connection, so nothing after it is read.
             pending.tooLarge = true
             return queue(server.badFraming(problem), on: connection)
         }
-        if let length = headerValue(connection, "Content-Length").flatMap(Int.init), length > server.maxBodyBytes {
+        if let length = framing.contentLength.flatMap(Int.init), length > server.maxBodyBytes {
             // Too large by its own account: answer at once, before `100 Continue`, and let the
             // connection close rather than read the body.
             pending.tooLarge = true
@@ -202,7 +203,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     if pending.tooLarge { return queue(server.bodyTooLarge(), on: connection) }
     // Query arguments percent-decode to any bytes: not UTF-8 (`%FF`) is refused rather than
     // repaired into U+FFFD (which would match a different value); `%00` is kept, not cut off.
-    guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true) else {
+    guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false) else {
         pending.body = []
         return queue(server.queryNotUTF8(), on: connection)
     }
@@ -230,68 +231,100 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
         MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
     }
     guard let handle else { return .NO }
-    for header in response.headers { _ = MHD_add_response_header(handle, header.name, header.value) }
+    for header in response.headers {
+        // withCString borrows a native string's bytes; passing the String itself would copy it.
+        _ = header.name.withCString { name in header.value.withCString { MHD_add_response_header(handle, name, $0) } }
+    }
     let result = MHD_queue_response(connection, UInt32(response.status), handle)
     MHD_destroy_response(handle)
     return result
 }
 
-/// Why the body's length is ambiguous (RFC 9112 §6.3), or nil: Content-Length together with
-/// Transfer-Encoding, Content-Lengths that disagree, or a transfer coding other than `chunked`.
-private func framingProblem(_ headers: [(name: String, value: String)]) -> String? {
-    let lengths = Set(headers.filter { $0.name.lowercased() == "content-length" }.map(\.value))
-    let codings = headers.filter { $0.name.lowercased() == "transfer-encoding" }.map(\.value)
-    if !codings.isEmpty, !lengths.isEmpty { return "both Content-Length and Transfer-Encoding" }
-    if lengths.count > 1 { return "conflicting Content-Length headers" }
-    if codings.count > 1 || codings.contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" }) {
-        return "a Transfer-Encoding other than chunked"
-    }
-    return nil
-}
+/// What the headers say about the body's length. `problem` names an ambiguity (RFC 9112 §6.3):
+/// Content-Length together with Transfer-Encoding, Content-Lengths that disagree, or a transfer
+/// coding other than `chunked`. Header names must be lower-cased already.
+private struct Framing {
+    var contentLength: String?
+    var problem: String?
 
-private func headerValue(_ connection: OpaquePointer, _ name: String) -> String? {
-    MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+    init(_ headers: [(name: String, value: String)]) {
+        var lengthsDisagree = false
+        var codings = 0
+        var otherCoding = false
+        for header in headers {
+            switch header.name {
+            case "content-length":
+                if let contentLength, contentLength != header.value { lengthsDisagree = true }
+                if contentLength == nil { contentLength = header.value }
+            case "transfer-encoding":
+                codings += 1
+                if header.value.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" { otherCoding = true }
+            default:
+                continue
+            }
+        }
+        if codings > 0, contentLength != nil {
+            problem = "both Content-Length and Transfer-Encoding"
+        } else if lengthsDisagree {
+            problem = "conflicting Content-Length headers"
+        } else if codings > 1 || otherCoding {
+            problem = "a Transfer-Encoding other than chunked"
+        }
+    }
 }
 
 /// Collects the (name, value) pairs of one kind (headers or query arguments), each with its
 /// length (so a decoded `%00` stays in the value). `strict`: nil when a name or value is not
-/// UTF-8; otherwise such bytes are repaired (U+FFFD).
+/// UTF-8; otherwise such bytes are repaired (U+FFFD). `lowercasingNames`: ASCII letters of
+/// names are lower-cased as they are copied (header names are case-insensitive).
 private func values(
-    of connection: OpaquePointer, kind: MHD_ValueKind, strict: Bool
+    of connection: OpaquePointer, kind: MHD_ValueKind, strict: Bool, lowercasingNames: Bool
 ) -> [(name: String, value: String)]? {
-    final class Collector {
+    struct Collector {
         var pairs: [(name: String, value: String)] = []
-        var strict = false
+        let strict: Bool
+        let lowercasingNames: Bool
         var invalid = false
-        func text(_ pointer: UnsafePointer<CChar>?, _ count: Int) -> String {
+
+        mutating func text(_ pointer: UnsafePointer<CChar>?, _ count: Int, lowercasing: Bool) -> String {
             guard let pointer, count > 0 else { return "" }
-            let bytes = UnsafeRawPointer(pointer).bindMemory(to: UInt8.self, capacity: count)
-            let buffer = UnsafeBufferPointer(start: bytes, count: count)
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: count)
             if strict {
-                guard let valid = String(validating: buffer, as: UTF8.self) else {
+                guard let valid = String(validating: bytes, as: UTF8.self) else {
                     invalid = true
                     return ""
                 }
                 return valid
             }
-            return String(decoding: buffer, as: UTF8.self)
+            guard lowercasing else { return String(decoding: bytes, as: UTF8.self) }
+            // Repairs ill-formed UTF-8 like `String(decoding:)`.
+            return String(unsafeUninitializedCapacity: count) { copy in
+                for index in 0..<count {
+                    let byte = bytes[index]
+                    copy[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                }
+                return count
+            }
         }
     }
-    let collector = Collector()
-    collector.strict = strict
-    let box = Unmanaged.passUnretained(collector).toOpaque()
-    _ = MHD_get_connection_values_n(connection, kind, { box, _, key, keySize, value, valueSize in
-        guard let box, let key else { return .YES }
-        let collector = Unmanaged<Collector>.fromOpaque(box).takeUnretainedValue()
-        collector.pairs.append((collector.text(key, keySize), collector.text(value, valueSize)))
-        return collector.invalid ? .NO : .YES
-    }, box)
-    return withExtendedLifetime(collector) { collector.invalid ? nil : collector.pairs }
+    var collector = Collector(strict: strict, lowercasingNames: lowercasingNames)
+    collector.pairs.reserveCapacity(8)
+    withUnsafeMutablePointer(to: &collector) { collector in
+        _ = MHD_get_connection_values_n(connection, kind, { context, _, key, keySize, value, valueSize in
+            guard let context, let key else { return .YES }
+            let collector = context.assumingMemoryBound(to: Collector.self)
+            let name = collector.pointee.text(key, keySize, lowercasing: collector.pointee.lowercasingNames)
+            let value = collector.pointee.text(value, valueSize, lowercasing: false)
+            collector.pointee.pairs.append((name, value))
+            return collector.pointee.invalid ? .NO : .YES
+        }, collector)
+    }
+    return collector.invalid ? nil : collector.pairs
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String? {
-    var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-    let found = buffer.withUnsafeMutableBufferPointer { CMicroHTTPD_client_address(connection, $0.baseAddress, socklen_t($0.count)) }
-    guard found != 0 else { return nil }
-    return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { buffer in
+        guard CMicroHTTPD_client_address(connection, buffer.baseAddress, socklen_t(buffer.count)) != 0 else { return nil }
+        return String(cString: buffer.baseAddress!)
+    }
 }

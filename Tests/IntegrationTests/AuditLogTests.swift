@@ -62,6 +62,7 @@ struct AuditLogTests {
         for entry in entries {
             #expect((entry["time"] as? String).map { $0.wholeMatch(of: time) != nil } == true, "\(entry)")
             #expect(entry["route"] is String && entry["method"] is String && entry["status"] is Int)
+            #expect(entry["remote"] as? String == "127.0.0.1")
             #expect(entry["phase"] == nil, "attempt lines only with failClosed")
         }
         let items = entries.filter { ($0["route"] as? String)?.hasPrefix("/items/") == true }
@@ -104,6 +105,18 @@ struct AuditLogTests {
         #expect(again.stop() == 0)
         let last = try #require(try Self.entries(again).last { ($0["route"] as? String) == "/items/{class}" })
         #expect((last["attributes"] as? [String: String])?["service"] == addTags["service"])
+    }
+
+    /// The client's address as dotted quad, whatever the width of each octet.
+    @Test(arguments: ["127.10.200.3", "127.255.0.99"])
+    func remoteIsTheClientsAddress(source: String) throws {
+        let server = try KeychaindProcess()
+        let connection = try TestConnection(port: server.port, source: source)
+        try connection.write(HTTPTestClient.head("GET", "/v1/tokens/svc/authorization", headers: [:], bodyLength: nil))
+        #expect(try connection.readResponse().status == 401)
+        #expect(server.stop() == 0)
+        let entry = try #require(try Self.entries(server).last)
+        #expect(entry["remote"] as? String == source)
     }
 
     @Test func failClosedRefusesBeforeChangingAnythingWhenTheLogCannotBeWritten() throws {

@@ -20,6 +20,17 @@ struct AuthenticatorTests {
     }
 }
 
+struct RequestHeaderTests {
+    @Test func namesAreLowerCasedAndFoundWhateverTheCaseAskedFor() {
+        let request = HTTPRequest(method: .get, path: "/", headers: [("X-Mixed", "1"), ("lower", "2"), ("X-MIXED", "3")])
+        #expect(request.headers.map(\.name) == ["x-mixed", "lower", "x-mixed"])
+        #expect(request.header("x-mixed") == "1")
+        #expect(request.header("X-Mixed") == "1")
+        #expect(request.header("LOWER") == "2")
+        #expect(request.header("missing") == nil)
+    }
+}
+
 struct RequestLogLineTests {
     @Test func methodRouteStatusMillisecondsAndClient() {
         #expect(

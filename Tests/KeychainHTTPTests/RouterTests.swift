@@ -27,6 +27,20 @@ struct RouterTests {
         #expect(parameters == ["class": "key"])
     }
 
+    /// Parameters are cut from the path's bytes: multi-byte UTF-8, spaces and a decoded `/`-free
+    /// `%` survive whole, and each parameter is its own segment.
+    @Test(arguments: [
+        ("/v1/items/key/서비스", "서비스"), ("/items/key/a b%c", "a b%c"), ("/items/key/é", "é"), ("/items/key/{ref}", "{ref}"),
+    ])
+    func parametersKeepTheirBytes(path: String, reference: String) {
+        guard case .found(let route, let parameters) = router().match(method: .get, path: path) else {
+            Issue.record("no match for \(path)")
+            return
+        }
+        #expect(route.pattern == "/items/{class}/{ref}")
+        #expect(parameters == ["class": "key", "ref": reference])
+    }
+
     @Test func wrongMethodListsTheAllowedOnes() {
         guard case .methodNotAllowed(let allowed) = router().match(method: .post, path: "/v1/items/key") else {
             Issue.record("expected 405")
@@ -47,7 +61,7 @@ struct RouterTests {
     /// not become the whole-class route (a PATCH there would rewrite every item).
     @Test(arguments: [
         "/", "/v1", "/v2/items/key", "/items", "/items/key/ref/more", "/v1/v1/items/key", "/v1/items/key/",
-        "//items//key", "/items//", "/v1/items/key//",
+        "//items//key", "/items//", "/v1/items/key//", "", "v1", "/v1/", "/items/", "/V1/items/key", "/v1items/key",
     ])
     func unknownPathsAreNotFound(path: String) {
         guard case .notFound = router().match(method: .get, path: path) else {
