@@ -139,6 +139,29 @@ struct ObserveTests {
         #expect(PrometheusText.escape("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
         #expect(PrometheusText.format(.nan) == "NaN")
     }
+
+    @Test func metricsAreSortedByRouteMethodAndStatus() {
+        let metrics = RequestMetrics()
+        for (route, method, status) in [("/items", HTTPMethod.post, 201), ("/health", .get, 200), ("/items", .get, 404),
+                                         ("/items", .get, 200), ("/health", .get, 200), ("/items", .delete, 204)] {
+            metrics.record(route: route, method: method, status: status, seconds: 0.001)
+        }
+        var text = PrometheusText()
+        metrics.render(into: &text)
+        let requests = text.text.split(separator: "\n").filter { $0.hasPrefix("keychaind_http_requests_total{") }
+        #expect(requests == [
+            #"keychaind_http_requests_total{route="/health",method="GET",status="200"} 2"#,
+            #"keychaind_http_requests_total{route="/items",method="DELETE",status="204"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="GET",status="200"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="GET",status="404"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="POST",status="201"} 1"#,
+        ])
+        let counts = text.text.split(separator: "\n").filter { $0.hasPrefix("keychaind_http_request_duration_seconds_count") }
+        #expect(counts == [
+            #"keychaind_http_request_duration_seconds_count{route="/health"} 2"#,
+            #"keychaind_http_request_duration_seconds_count{route="/items"} 4"#,
+        ])
+    }
 }
 
 /// A stand-in MAC for tests (KeychainHTTP has no crypto of its own): FNV-style mixing, 32 bytes.
