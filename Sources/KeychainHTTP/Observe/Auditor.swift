@@ -87,9 +87,10 @@ public final class Auditor: Sendable {
     /// are HMACed.
     func subject(of request: HTTPRequest, parameters: [String: String]) -> Subject {
         var subject = Subject()
-        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+        var className: String?
+        func add(_ name: String, _ value: String) {
             switch name {
-            case "class": continue
+            case "class": className = value
             case "persistentRef":
                 subject.persistentRef = PersistentRef(value) != nil ? value : nil
             case "name" where NewClientRequest.isValidName(value):
@@ -98,7 +99,13 @@ public final class Auditor: Sendable {
                 subject.parameters.append((name, tag(name, Self.raw(value))))
             }
         }
-        guard let className = parameters["class"], let itemClass = ItemClass(rawValue: className) else {
+        // In name order; most routes have one parameter, which needs no sorting.
+        if parameters.count > 1 {
+            for (name, value) in parameters.sorted(by: { $0.key < $1.key }) { add(name, value) }
+        } else {
+            for (name, value) in parameters { add(name, value) }
+        }
+        guard let className, let itemClass = ItemClass(rawValue: className) else {
             return subject
         }
         subject.itemClass = itemClass.rawValue
@@ -204,11 +211,9 @@ public final class Auditor: Sendable {
     /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]). Requests
     /// repeat the same few values (a service's token fetches), so recent tags are remembered.
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
-        var message = Array(name.utf8)
-        message.append(0)
-        message += canonical
+        let message = TagMessage(name, canonical)
         if let known = recentTags.withLock({ $0[message] }) { return known }
-        guard let digest = mac(message) else { return "locked" }
+        guard let digest = mac(message.bytes) else { return "locked" }
         let tag = Self.base64url(digest.prefix(16))
         recentTags.withLock { tags in
             if tags.count >= Self.recentTagLimit { tags.removeAll(keepingCapacity: true) }
@@ -217,19 +222,38 @@ public final class Auditor: Sendable {
         return tag
     }
 
+    /// `name ‖ 0x00 ‖ canonical value`: what is HMACed, and the key of a remembered tag.
+    struct TagMessage: Hashable {
+        let bytes: [UInt8]
+
+        init(_ name: String, _ canonical: [UInt8]) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(name.utf8.count + 1 + canonical.count)
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(0)
+            bytes.append(contentsOf: canonical)
+            self.bytes = bytes
+        }
+
+        /// As one block: `[UInt8]`'s own hashing feeds the hasher byte by byte.
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
     /// Tags by message; the audit key never changes while the server runs (docs/decisions.md).
-    private let recentTags = PThreadLocked<[[UInt8]: String]>([:])
+    private let recentTags = PThreadLocked<[TagMessage: String]>([:])
     static let recentTagLimit = 4096
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
     static func canonical(_ value: AttributeValue) -> [UInt8] {
         switch value {
-        case .string(let text): [UInt8(ascii: "s")] + Array(text.utf8)
-        case .data(let bytes): [UInt8(ascii: "d")] + bytes
-        case .integer(let number): [UInt8(ascii: "i")] + Array(String(number).utf8)
-        case .bool(let flag): [UInt8(ascii: "b")] + Array((flag ? "true" : "false").utf8)
-        case .date(let date): [UInt8(ascii: "t")] + Array(String(date.millisecondsSince1970).utf8)
+        case .string(let text): typed("s", text.utf8)
+        case .data(let bytes): typed("d", bytes)
+        case .integer(let number): typed("i", String(number).utf8)
+        case .bool(let flag): typed("b", (flag ? "true" : "false").utf8)
+        case .date(let date): typed("t", String(date.millisecondsSince1970).utf8)
         }
     }
 
@@ -237,11 +261,20 @@ public final class Auditor: Sendable {
     static func raw(_ value: WireValue) -> [UInt8] {
         switch value {
         case .string(let text), .text(let text): raw(text)
-        default: [UInt8(ascii: "r")] + JSONValue(value).serialized()
+        default: typed("r", JSONValue(value).serialized())
         }
     }
 
-    static func raw(_ text: String) -> [UInt8] { [UInt8(ascii: "r")] + Array(text.utf8) }
+    static func raw(_ text: String) -> [UInt8] { typed("r", text.utf8) }
+
+    /// The type byte and the value's bytes, in one allocation.
+    private static func typed(_ type: Unicode.Scalar, _ value: some Collection<UInt8>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1 + value.count)
+        bytes.append(UInt8(ascii: type))
+        bytes.append(contentsOf: value)
+        return bytes
+    }
 
     /// Known methods as they are, anything else as `OTHER` (bounded labels, nothing echoed).
     static func methodLabel(_ method: HTTPMethod) -> String {
