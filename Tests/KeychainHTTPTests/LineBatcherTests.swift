@@ -25,7 +25,7 @@ struct LineBatcherTests {
         let threads = 4
         let perThread = 2_000
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
-            for number in 0..<perThread { batcher.append(Array("\(thread) \(number)\n".utf8)) }
+            for number in 0..<perThread { batcher.append { $0 += "\(thread) \(number)\n".utf8 } }
         }
         batcher.flush()
         let lines = collected.text
@@ -46,7 +46,7 @@ struct LineBatcherTests {
             collected.bytes.withLock { $0 += bytes }
         }
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
-            for number in 0..<100 { batcher.append(Array("\(thread):\(number)\n".utf8)) }
+            for number in 0..<100 { batcher.append { $0 += "\(thread):\(number)\n".utf8 } }
         }
         batcher.flush()
         #expect(collected.text.count == 300)
@@ -56,10 +56,10 @@ struct LineBatcherTests {
     @Test func afterCloseLinesAreWrittenOnTheCallingThread() {
         let collected = Collected()
         let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
-        batcher.append(Array("before\n".utf8))
+        batcher.append { $0 += "before\n".utf8 }
         batcher.close()
         #expect(collected.text == ["before"])
-        batcher.append(Array("after\n".utf8))
+        batcher.append { $0 += "after\n".utf8 }
         #expect(collected.text == ["before", "after"])
         batcher.flush()
     }

@@ -1,4 +1,3 @@
-import Foundation
 import KeychainAPI
 import KeychainCore
 import Logging
@@ -25,7 +24,9 @@ public final class Auditor: Sendable {
     /// Nil when lines are written on the request thread (`failClosed` or `file.fsync`).
     private let batcher: LineBatcher?
     private let mac: @Sendable ([UInt8]) -> [UInt8]?
-    private let clock: @Sendable () -> Date
+    /// Now, in milliseconds since 1970.
+    private let clock: @Sendable () -> Int64
+    private let timestamps = LineTimestamp()
     private let sequence = Atomic<UInt64>(0)
     private let writer: Writer
 
@@ -33,7 +34,7 @@ public final class Auditor: Sendable {
     /// the vault is locked, when values are written as `"locked"` instead of a tag.
     public init(
         file: AuditFile, failClosed: Bool, mac: @escaping @Sendable ([UInt8]) -> [UInt8]?, logger: Logger,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Int64 = LineTimestamp.now
     ) {
         self.file = file
         self.failClosed = failClosed
@@ -72,7 +73,8 @@ public final class Auditor: Sendable {
         var subject = Subject()
         var status: Int?
         var osStatus: Int32?
-        var milliseconds: Double?
+        /// Time from routing to the response (written as `ms`, in milliseconds).
+        var microseconds: UInt64?
     }
 
     func begin(_ request: HTTPRequest, route: String) -> Entry {
@@ -122,22 +124,31 @@ public final class Auditor: Sendable {
 
     /// The attempt line (failClosed only); throws errSecNotAvailable when it cannot be written.
     func recordAttempt(_ entry: Entry) throws {
-        guard write(line(entry, phase: "attempt")) else {
+        guard record(entry, phase: "attempt") else {
             throw KeychainError(.notAvailable, "the audit log cannot be written; the request was refused")
         }
     }
 
     /// The outcome line; a failure is counted and logged, never thrown.
     func recordOutcome(_ entry: Entry) {
-        _ = write(line(entry, phase: nil))
+        _ = record(entry, phase: nil)
     }
 
     // MARK: - Lines
 
-    /// The entry as one JSON line, written straight into bytes (this runs on every request).
+    /// The entry as one JSON line.
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
-        var line = LineWriter()
-        line.string("time", RFC3339.format(millisecondsSince1970: clock().millisecondsSince1970))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(384)
+        write(entry, phase: phase, into: &bytes)
+        return bytes
+    }
+
+    /// Appends the entry as one JSON line to `bytes`, field by field (this runs on every request,
+    /// batched straight into the pending lines).
+    private func write(_ entry: Entry, phase: String?, into bytes: inout [UInt8]) {
+        var line = LineWriter(appendingTo: &bytes)
+        line.time("time", millisecondsSince1970: clock(), timestamps)
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
         if let client = entry.client { line.string("client", client) } else { line.null("client") }
@@ -151,17 +162,17 @@ public final class Auditor: Sendable {
         if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }
         if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
         if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
-        if let milliseconds = entry.milliseconds { line.number("ms", milliseconds) }
-        return line.finish()
+        if let microseconds = entry.microseconds { line.milliseconds("ms", microseconds: microseconds) }
+        bytes = line.finish()
     }
 
-    /// Writes (or, batched, queues) one line; false when it could not be written.
-    private func write(_ line: [UInt8]) -> Bool {
+    /// Writes (or, batched, queues) the entry's line; false when it could not be written.
+    private func record(_ entry: Entry, phase: String?) -> Bool {
         if let batcher {
-            batcher.append(line)
+            batcher.append { write(entry, phase: phase, into: &$0) }
             return true
         }
-        return writer.append(line, lines: 1)
+        return writer.append(line(entry, phase: phase), lines: 1)
     }
 
     /// Appends to the file, counting failed lines and logging once per run of failures (not
@@ -303,13 +314,14 @@ public final class Auditor: Sendable {
     }
 }
 
-/// Writes one JSON object as a line: `{"key":value,...}\n`.
+/// Writes one JSON object as a line, `{"key":value,...}\n`, at the end of a byte buffer.
 struct LineWriter {
     private var bytes: [UInt8] = []
     private var empty = true
 
-    init() {
-        bytes.reserveCapacity(384)
+    /// Takes `buffer` over (its bytes stay in front of the line) until `finish` hands it back.
+    init(appendingTo buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -319,7 +331,8 @@ struct LineWriter {
         empty = false
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: "\":".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ name: StaticString, _ value: String) {
@@ -327,14 +340,31 @@ struct LineWriter {
         JSONValue.writeString(value, to: &bytes)
     }
 
-    mutating func integer(_ name: StaticString, _ value: Int64) {
+    /// RFC 3339, UTC, milliseconds.
+    mutating func time(_ name: StaticString, millisecondsSince1970 milliseconds: Int64, _ timestamps: LineTimestamp) {
         key(name)
-        bytes.append(contentsOf: String(value).utf8)
+        bytes.append(UInt8(ascii: "\""))
+        timestamps.append(millisecondsSince1970: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func number(_ name: StaticString, _ value: Double) {
+    mutating func integer(_ name: StaticString, _ value: Int64) {
         key(name)
-        bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
+        bytes.appendDecimal(value)
+    }
+
+    /// Microseconds as a number of milliseconds, as Swift prints the `Double` (`0.042`, `1.25`,
+    /// `3.0`): a whole part, then the fraction without trailing zeros, at least one digit.
+    mutating func milliseconds(_ name: StaticString, microseconds: UInt64) {
+        key(name)
+        bytes.appendDecimal(microseconds / 1000)
+        bytes.append(UInt8(ascii: "."))
+        let fraction = microseconds % 1000
+        bytes.append(UInt8(48 + fraction / 100))
+        if fraction % 100 != 0 {
+            bytes.append(UInt8(48 + fraction / 10 % 10))
+            if fraction % 10 != 0 { bytes.append(UInt8(48 + fraction % 10)) }
+        }
     }
 
     mutating func null(_ name: StaticString) {
@@ -345,15 +375,16 @@ struct LineWriter {
     mutating func object(_ name: StaticString, _ members: [(String, String)]) {
         key(name)
         bytes.append(UInt8(ascii: "{"))
-        for (index, (member, value)) in members.enumerated() {
+        for index in members.indices {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(member, to: &bytes)
+            JSONValue.writeString(members[index].0, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            JSONValue.writeString(value, to: &bytes)
+            JSONValue.writeString(members[index].1, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// The buffer, with the line and its newline appended.
     consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)

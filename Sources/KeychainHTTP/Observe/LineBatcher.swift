@@ -68,17 +68,21 @@ public final class LineBatcher: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Queues `line` (complete, newline included). Waits only while `capacity` bytes are pending.
-    /// After `close`, the line is handed to the sink on the calling thread.
-    public func append(_ line: [UInt8]) {
+    /// Queues one line that `write` appends (complete, newline included) straight to the pending
+    /// bytes, so the line is never built apart and copied. `write` runs under the batcher's mutex:
+    /// it must be short and must not log. Waits only while `capacity` bytes are pending. After
+    /// `close`, the line is handed to the sink on the calling thread.
+    public func append(writing write: (inout [UInt8]) -> Void) {
         pthread_mutex_lock(mutex)
         while pending.count >= capacity, !stopped { pthread_cond_wait(progress, mutex) }
         if stopped {
             pthread_mutex_unlock(mutex)
+            var line: [UInt8] = []
+            write(&line)
             sink(line, 1)
             return
         }
-        pending.append(contentsOf: line)
+        write(&pending)
         pendingLines += 1
         appended += 1
         if writerIdle { pthread_cond_signal(work) }
