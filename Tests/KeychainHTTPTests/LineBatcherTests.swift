@@ -53,6 +53,29 @@ struct LineBatcherTests {
         batcher.close()
     }
 
+    /// The writer polls one linger after a batch, then waits to be woken: lines arriving in
+    /// either state are written without a flush.
+    @Test func linesAreWrittenWithoutAFlushWhetherTheWriterIsPollingOrIdle() {
+        let collected = Collected()
+        let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
+        func waitFor(_ count: Int) -> Bool {
+            for _ in 0..<2_000 {
+                if collected.text.count >= count { return true }
+                usleep(1_000)
+            }
+            return false
+        }
+        batcher.append { $0 += "first\n".utf8 }
+        #expect(waitFor(1))
+        batcher.append { $0 += "while polling\n".utf8 }
+        #expect(waitFor(2))
+        usleep(20_000)
+        batcher.append { $0 += "after idling\n".utf8 }
+        #expect(waitFor(3))
+        #expect(collected.text == ["first", "while polling", "after idling"])
+        batcher.close()
+    }
+
     @Test func afterCloseLinesAreWrittenOnTheCallingThread() {
         let collected = Collected()
         let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }

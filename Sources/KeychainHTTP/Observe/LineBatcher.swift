@@ -12,6 +12,9 @@ import Foundation
 /// the line into a buffer. The writer wakes when the buffer stops being empty, waits `linger`
 /// for more lines to arrive (or less, when `flush` asks), and hands everything pending to `sink`
 /// at once. So a line reaches the kernel within about `linger` of its request, whatever the load.
+/// While lines keep coming, the writer then waits one `linger` at a time and takes what arrived,
+/// without being woken; only after a `linger` without lines does it wait for `append` to wake it.
+/// Under load that is one wake-up per `linger` and no signal from the request threads.
 ///
 /// Bounded: when `capacity` bytes are pending (the sink is slow or stuck), `append` waits for
 /// room rather than dropping lines or growing without end. `flush` returns once everything
@@ -115,14 +118,23 @@ public final class LineBatcher: @unchecked Sendable {
         batch.reserveCapacity(64 << 10)
         pthread_mutex_lock(mutex)
         while true {
+            // After a batch, the next lines are waited for one `linger`, unwoken.
+            var lingered = false
+            if pending.isEmpty, !closing, lingerNanoseconds > 0 {
+                var deadline = Self.deadline(afterNanoseconds: lingerNanoseconds)
+                pthread_cond_timedwait(work, mutex, &deadline)
+                lingered = true
+            }
             while pending.isEmpty, !closing {
                 writerIdle = true
                 pthread_cond_wait(work, mutex)
                 writerIdle = false
+                lingered = false
             }
             if pending.isEmpty, closing { break }
-            // Linger for company, unless a flush or close is waiting or the buffer is filling up.
-            if lingerNanoseconds > 0, flushWanted <= written, !closing, pending.count < capacity / 2 {
+            // Linger for company, unless this batch has lingered already, a flush or close is
+            // waiting or the buffer is filling up.
+            if !lingered, lingerNanoseconds > 0, flushWanted <= written, !closing, pending.count < capacity / 2 {
                 var deadline = Self.deadline(afterNanoseconds: lingerNanoseconds)
                 pthread_cond_timedwait(work, mutex, &deadline)
             }
