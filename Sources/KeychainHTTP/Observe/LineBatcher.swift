@@ -53,7 +53,13 @@ public final class LineBatcher: @unchecked Sendable {
         self.capacity = capacity
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        // Adaptive (spins briefly before sleeping): the request threads and the writer hold it
+        // only for a copy or a swap, so a waiter rarely needs a futex wait and a wake-up.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
         work = Self.makeCondition()
         progress = Self.makeCondition()
         pending.reserveCapacity(64 << 10)
