@@ -13,6 +13,9 @@ public struct KeychainApplication: HTTPResponder {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
+    /// `logger`'s handler when it is ours: the request log then writes its line straight into
+    /// the handler's output. Any other handler gets the line through `logger`.
+    private let requestLog: StandardErrorLogHandler?
     private let auditor: Auditor?
     private let metrics: RequestMetrics?
     private let authFailureLimiter: AuthFailureLimiter?
@@ -24,6 +27,7 @@ public struct KeychainApplication: HTTPResponder {
         self.router = router
         self.authenticator = authenticator
         self.logger = logger
+        requestLog = logger.handler as? StandardErrorLogHandler
         self.auditor = auditor
         self.metrics = metrics
         self.authFailureLimiter = authFailureLimiter
@@ -84,35 +88,53 @@ public struct KeychainApplication: HTTPResponder {
             entry.client = clientName
             entry.status = response.status
             entry.osStatus = osStatus
-            entry.milliseconds = (Double(elapsedNanoseconds) / 1000).rounded() / 1000
+            entry.microseconds = (elapsedNanoseconds + 500) / 1000
             if entry.subject.persistentRef == nil, response.status == 201, routeName == "/items/{class}" {
                 entry.subject.persistentRef = Self.persistentRef(inAnswer: response.body)
             }
             auditor.recordOutcome(entry)
         }
-        if logger.logLevel <= .info {
-            // One preformatted message rather than metadata: the request log runs on every
-            // request, and swift-log's metadata merging cost more than the rest of the line.
+        // One preformatted message rather than metadata: the request log runs on every request,
+        // and swift-log's metadata merging cost more than the rest of the line.
+        let microseconds = elapsedNanoseconds / 1000
+        if let requestLog {
+            requestLog.log(.info, source: Self.logSource) {
+                Self.writeRequestLine(
+                    request.method, routeName, response.status, microseconds: microseconds, client: clientName, to: &$0)
+            }
+        } else if logger.logLevel <= .info {
             let line = Self.requestLine(
-                request.method, routeName, response.status, microseconds: elapsedNanoseconds / 1000, client: clientName)
+                request.method, routeName, response.status, microseconds: microseconds, client: clientName)
             logger.info("\(line)")
         }
         return response
     }
 
-    /// `GET /tokens/{service}/authorization 200 0.042ms client=app1`, written as bytes.
+    /// The `[source]` of this file's log lines, as swift-log derives it: the module's name.
+    private static let logSource = String(#fileID.prefix { $0 != "/" })
+
+    /// `GET /tokens/{service}/authorization 200 0.042ms client=app1`.
     static func requestLine(
         _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?
     ) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96)
+        writeRequestLine(method, route, status, microseconds: microseconds, client: client, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the request log's message to `bytes`.
+    static func writeRequestLine(
+        _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?,
+        to bytes: inout [UInt8]
+    ) {
         bytes.append(contentsOf: method.rawValue.utf8)
         bytes.append(UInt8(ascii: " "))
         bytes.append(contentsOf: route.utf8)
         bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: String(status).utf8)
+        bytes.appendDecimal(Int64(status))
         bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: String(microseconds / 1000).utf8)
+        bytes.appendDecimal(microseconds / 1000)
         bytes.append(UInt8(ascii: "."))
         let fraction = microseconds % 1000
         bytes.append(UInt8(48 + fraction / 100))
@@ -120,7 +142,6 @@ public struct KeychainApplication: HTTPResponder {
         bytes.append(UInt8(48 + fraction % 10))
         bytes.append(contentsOf: "ms client=".utf8)
         bytes.append(contentsOf: (client ?? "-").utf8)
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     private func authorize(_ request: HTTPRequest, for access: RouteAccess) throws -> Client? {

@@ -25,7 +25,7 @@ struct LineBatcherTests {
         let threads = 4
         let perThread = 2_000
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
-            for number in 0..<perThread { batcher.append(Array("\(thread) \(number)\n".utf8)) }
+            for number in 0..<perThread { batcher.append { $0 += "\(thread) \(number)\n".utf8 } }
         }
         batcher.flush()
         let lines = collected.text
@@ -46,20 +46,43 @@ struct LineBatcherTests {
             collected.bytes.withLock { $0 += bytes }
         }
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
-            for number in 0..<100 { batcher.append(Array("\(thread):\(number)\n".utf8)) }
+            for number in 0..<100 { batcher.append { $0 += "\(thread):\(number)\n".utf8 } }
         }
         batcher.flush()
         #expect(collected.text.count == 300)
         batcher.close()
     }
 
+    /// The writer polls one linger after a batch, then waits to be woken: lines arriving in
+    /// either state are written without a flush.
+    @Test func linesAreWrittenWithoutAFlushWhetherTheWriterIsPollingOrIdle() {
+        let collected = Collected()
+        let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
+        func waitFor(_ count: Int) -> Bool {
+            for _ in 0..<2_000 {
+                if collected.text.count >= count { return true }
+                usleep(1_000)
+            }
+            return false
+        }
+        batcher.append { $0 += "first\n".utf8 }
+        #expect(waitFor(1))
+        batcher.append { $0 += "while polling\n".utf8 }
+        #expect(waitFor(2))
+        usleep(20_000)
+        batcher.append { $0 += "after idling\n".utf8 }
+        #expect(waitFor(3))
+        #expect(collected.text == ["first", "while polling", "after idling"])
+        batcher.close()
+    }
+
     @Test func afterCloseLinesAreWrittenOnTheCallingThread() {
         let collected = Collected()
         let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
-        batcher.append(Array("before\n".utf8))
+        batcher.append { $0 += "before\n".utf8 }
         batcher.close()
         #expect(collected.text == ["before"])
-        batcher.append(Array("after\n".utf8))
+        batcher.append { $0 += "after\n".utf8 }
         #expect(collected.text == ["before", "after"])
         batcher.flush()
     }

@@ -97,16 +97,56 @@ struct ObserveTests {
     func timestampsAreRFC3339WithMilliseconds(milliseconds: Int64, text: String) {
         #expect(RFC3339.format(millisecondsSince1970: milliseconds) == text)
         #expect(RFC3339.parse(text)?.millisecondsSince1970 == milliseconds)
+        var bytes = Array("x".utf8)
+        LineTimestamp().append(millisecondsSince1970: milliseconds, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "x" + text)
+    }
+
+    @Test func lineTimestampsKeepTheSecondAndWriteTheMilliseconds() {
+        let timestamps = LineTimestamp()
+        for milliseconds in [1_795_298_140_684, 1_795_298_140_999, 1_795_298_141_000, 1_795_298_141_001, 1_795_298_140_684,
+                             -1, -1000, -1001, 0] as [Int64] {
+            var bytes: [UInt8] = []
+            timestamps.append(millisecondsSince1970: milliseconds, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == RFC3339.format(millisecondsSince1970: milliseconds))
+        }
+    }
+
+    @Test func decimals() {
+        for value in [0, 7, 10, 99, 100, 12_345, UInt64(Int64.max), .max] as [UInt64] {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+        for value in [0, -1, -25300, .min, .max] as [Int64] {
+            var bytes: [UInt8] = []
+            bytes.appendDecimal(value)
+            #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+        }
+    }
+
+    /// `ms` is written from integer microseconds exactly as the `Double` number of milliseconds prints.
+    @Test func millisecondsAreWrittenAsTheirDoubleIs() {
+        var samples = Array(UInt64(0)..<3_000)
+        samples += [10_000, 10_010, 10_100, 99_999, 1_000_000, 1_234_567, 86_400_000_000, 3_600_000_000_001]
+        for microseconds in samples {
+            var bytes: [UInt8] = []
+            var line = LineWriter(appendingTo: &bytes)
+            line.milliseconds("ms", microseconds: microseconds)
+            let written = String(decoding: line.finish(), as: UTF8.self)
+            #expect(written == "{\"ms\":\(Double(microseconds) / 1000)}\n")
+        }
     }
 
     @Test func linesAreJSON() throws {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog)
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog,
+            clock: { 1_795_298_140_684 })
         var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: "::1"), route: "/admin/clients/{name}")
         entry.client = "we\"ird\\name\n"
         entry.status = 200
         entry.osStatus = -25300
-        entry.milliseconds = 1.25
+        entry.microseconds = 1250
         entry.subject.parameters = [("name", "a\u{01}b")]
         let line = auditor.line(entry, phase: "attempt")
         #expect(line.last == 0x0A)
@@ -114,6 +154,8 @@ struct ObserveTests {
         #expect(object["client"] as? String == "we\"ird\\name\n")
         #expect(object["osStatus"] as? Int == -25300)
         #expect(object["ms"] as? Double == 1.25)
+        #expect(String(decoding: line, as: UTF8.self).hasSuffix(#""ms":1.25}"# + "\n"))
+        #expect(object["time"] as? String == RFC3339.format(millisecondsSince1970: 1_795_298_140_684))
         #expect(object["phase"] as? String == "attempt")
         #expect((object["params"] as? [String: String])?["name"] == "a\u{01}b")
     }
@@ -138,6 +180,29 @@ struct ObserveTests {
         #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"+Inf\"} 2\n"))
         #expect(PrometheusText.escape("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
         #expect(PrometheusText.format(.nan) == "NaN")
+    }
+
+    @Test func metricsAreSortedByRouteMethodAndStatus() {
+        let metrics = RequestMetrics()
+        for (route, method, status) in [("/items", HTTPMethod.post, 201), ("/health", .get, 200), ("/items", .get, 404),
+                                         ("/items", .get, 200), ("/health", .get, 200), ("/items", .delete, 204)] {
+            metrics.record(route: route, method: method, status: status, seconds: 0.001)
+        }
+        var text = PrometheusText()
+        metrics.render(into: &text)
+        let requests = text.text.split(separator: "\n").filter { $0.hasPrefix("keychaind_http_requests_total{") }
+        #expect(requests == [
+            #"keychaind_http_requests_total{route="/health",method="GET",status="200"} 2"#,
+            #"keychaind_http_requests_total{route="/items",method="DELETE",status="204"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="GET",status="200"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="GET",status="404"} 1"#,
+            #"keychaind_http_requests_total{route="/items",method="POST",status="201"} 1"#,
+        ])
+        let counts = text.text.split(separator: "\n").filter { $0.hasPrefix("keychaind_http_request_duration_seconds_count") }
+        #expect(counts == [
+            #"keychaind_http_request_duration_seconds_count{route="/health"} 2"#,
+            #"keychaind_http_request_duration_seconds_count{route="/items"} 4"#,
+        ])
     }
 }
 

@@ -1,4 +1,3 @@
-import Foundation
 import KeychainAPI
 import KeychainCore
 import Logging
@@ -25,7 +24,9 @@ public final class Auditor: Sendable {
     /// Nil when lines are written on the request thread (`failClosed` or `file.fsync`).
     private let batcher: LineBatcher?
     private let mac: @Sendable ([UInt8]) -> [UInt8]?
-    private let clock: @Sendable () -> Date
+    /// Now, in milliseconds since 1970.
+    private let clock: @Sendable () -> Int64
+    private let timestamps = LineTimestamp()
     private let sequence = Atomic<UInt64>(0)
     private let writer: Writer
 
@@ -33,7 +34,7 @@ public final class Auditor: Sendable {
     /// the vault is locked, when values are written as `"locked"` instead of a tag.
     public init(
         file: AuditFile, failClosed: Bool, mac: @escaping @Sendable ([UInt8]) -> [UInt8]?, logger: Logger,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Int64 = LineTimestamp.now
     ) {
         self.file = file
         self.failClosed = failClosed
@@ -72,7 +73,8 @@ public final class Auditor: Sendable {
         var subject = Subject()
         var status: Int?
         var osStatus: Int32?
-        var milliseconds: Double?
+        /// Time from routing to the response (written as `ms`, in milliseconds).
+        var microseconds: UInt64?
     }
 
     func begin(_ request: HTTPRequest, route: String) -> Entry {
@@ -87,9 +89,10 @@ public final class Auditor: Sendable {
     /// are HMACed.
     func subject(of request: HTTPRequest, parameters: [String: String]) -> Subject {
         var subject = Subject()
-        for (name, value) in parameters.sorted(by: { $0.key < $1.key }) {
+        var className: String?
+        func add(_ name: String, _ value: String) {
             switch name {
-            case "class": continue
+            case "class": className = value
             case "persistentRef":
                 subject.persistentRef = PersistentRef(value) != nil ? value : nil
             case "name" where NewClientRequest.isValidName(value):
@@ -98,7 +101,13 @@ public final class Auditor: Sendable {
                 subject.parameters.append((name, tag(name, Self.raw(value))))
             }
         }
-        guard let className = parameters["class"], let itemClass = ItemClass(rawValue: className) else {
+        // In name order; most routes have one parameter, which needs no sorting.
+        if parameters.count > 1 {
+            for (name, value) in parameters.sorted(by: { $0.key < $1.key }) { add(name, value) }
+        } else {
+            for (name, value) in parameters { add(name, value) }
+        }
+        guard let className, let itemClass = ItemClass(rawValue: className) else {
             return subject
         }
         subject.itemClass = itemClass.rawValue
@@ -115,22 +124,31 @@ public final class Auditor: Sendable {
 
     /// The attempt line (failClosed only); throws errSecNotAvailable when it cannot be written.
     func recordAttempt(_ entry: Entry) throws {
-        guard write(line(entry, phase: "attempt")) else {
+        guard record(entry, phase: "attempt") else {
             throw KeychainError(.notAvailable, "the audit log cannot be written; the request was refused")
         }
     }
 
     /// The outcome line; a failure is counted and logged, never thrown.
     func recordOutcome(_ entry: Entry) {
-        _ = write(line(entry, phase: nil))
+        _ = record(entry, phase: nil)
     }
 
     // MARK: - Lines
 
-    /// The entry as one JSON line, written straight into bytes (this runs on every request).
+    /// The entry as one JSON line.
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
-        var line = LineWriter()
-        line.string("time", RFC3339.format(millisecondsSince1970: clock().millisecondsSince1970))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(384)
+        write(entry, phase: phase, into: &bytes)
+        return bytes
+    }
+
+    /// Appends the entry as one JSON line to `bytes`, field by field (this runs on every request,
+    /// batched straight into the pending lines).
+    private func write(_ entry: Entry, phase: String?, into bytes: inout [UInt8]) {
+        var line = LineWriter(appendingTo: &bytes)
+        line.time("time", millisecondsSince1970: clock(), timestamps)
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
         if let client = entry.client { line.string("client", client) } else { line.null("client") }
@@ -144,17 +162,17 @@ public final class Auditor: Sendable {
         if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }
         if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
         if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
-        if let milliseconds = entry.milliseconds { line.number("ms", milliseconds) }
-        return line.finish()
+        if let microseconds = entry.microseconds { line.milliseconds("ms", microseconds: microseconds) }
+        bytes = line.finish()
     }
 
-    /// Writes (or, batched, queues) one line; false when it could not be written.
-    private func write(_ line: [UInt8]) -> Bool {
+    /// Writes (or, batched, queues) the entry's line; false when it could not be written.
+    private func record(_ entry: Entry, phase: String?) -> Bool {
         if let batcher {
-            batcher.append(line)
+            batcher.append { write(entry, phase: phase, into: &$0) }
             return true
         }
-        return writer.append(line, lines: 1)
+        return writer.append(line(entry, phase: phase), lines: 1)
     }
 
     /// Appends to the file, counting failed lines and logging once per run of failures (not
@@ -204,11 +222,9 @@ public final class Auditor: Sendable {
     /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]). Requests
     /// repeat the same few values (a service's token fetches), so recent tags are remembered.
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
-        var message = Array(name.utf8)
-        message.append(0)
-        message += canonical
+        let message = TagMessage(name, canonical)
         if let known = recentTags.withLock({ $0[message] }) { return known }
-        guard let digest = mac(message) else { return "locked" }
+        guard let digest = mac(message.bytes) else { return "locked" }
         let tag = Self.base64url(digest.prefix(16))
         recentTags.withLock { tags in
             if tags.count >= Self.recentTagLimit { tags.removeAll(keepingCapacity: true) }
@@ -217,19 +233,38 @@ public final class Auditor: Sendable {
         return tag
     }
 
+    /// `name ‖ 0x00 ‖ canonical value`: what is HMACed, and the key of a remembered tag.
+    struct TagMessage: Hashable {
+        let bytes: [UInt8]
+
+        init(_ name: String, _ canonical: [UInt8]) {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(name.utf8.count + 1 + canonical.count)
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(0)
+            bytes.append(contentsOf: canonical)
+            self.bytes = bytes
+        }
+
+        /// As one block: `[UInt8]`'s own hashing feeds the hasher byte by byte.
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
     /// Tags by message; the audit key never changes while the server runs (docs/decisions.md).
-    private let recentTags = PThreadLocked<[[UInt8]: String]>([:])
+    private let recentTags = PThreadLocked<[TagMessage: String]>([:])
     static let recentTagLimit = 4096
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
     static func canonical(_ value: AttributeValue) -> [UInt8] {
         switch value {
-        case .string(let text): [UInt8(ascii: "s")] + Array(text.utf8)
-        case .data(let bytes): [UInt8(ascii: "d")] + bytes
-        case .integer(let number): [UInt8(ascii: "i")] + Array(String(number).utf8)
-        case .bool(let flag): [UInt8(ascii: "b")] + Array((flag ? "true" : "false").utf8)
-        case .date(let date): [UInt8(ascii: "t")] + Array(String(date.millisecondsSince1970).utf8)
+        case .string(let text): typed("s", text.utf8)
+        case .data(let bytes): typed("d", bytes)
+        case .integer(let number): typed("i", String(number).utf8)
+        case .bool(let flag): typed("b", (flag ? "true" : "false").utf8)
+        case .date(let date): typed("t", String(date.millisecondsSince1970).utf8)
         }
     }
 
@@ -237,11 +272,20 @@ public final class Auditor: Sendable {
     static func raw(_ value: WireValue) -> [UInt8] {
         switch value {
         case .string(let text), .text(let text): raw(text)
-        default: [UInt8(ascii: "r")] + JSONValue(value).serialized()
+        default: typed("r", JSONValue(value).serialized())
         }
     }
 
-    static func raw(_ text: String) -> [UInt8] { [UInt8(ascii: "r")] + Array(text.utf8) }
+    static func raw(_ text: String) -> [UInt8] { typed("r", text.utf8) }
+
+    /// The type byte and the value's bytes, in one allocation.
+    private static func typed(_ type: Unicode.Scalar, _ value: some Collection<UInt8>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(1 + value.count)
+        bytes.append(UInt8(ascii: type))
+        bytes.append(contentsOf: value)
+        return bytes
+    }
 
     /// Known methods as they are, anything else as `OTHER` (bounded labels, nothing echoed).
     static func methodLabel(_ method: HTTPMethod) -> String {
@@ -270,13 +314,14 @@ public final class Auditor: Sendable {
     }
 }
 
-/// Writes one JSON object as a line: `{"key":value,...}\n`.
+/// Writes one JSON object as a line, `{"key":value,...}\n`, at the end of a byte buffer.
 struct LineWriter {
     private var bytes: [UInt8] = []
     private var empty = true
 
-    init() {
-        bytes.reserveCapacity(384)
+    /// Takes `buffer` over (its bytes stay in front of the line) until `finish` hands it back.
+    init(appendingTo buffer: inout [UInt8]) {
+        swap(&bytes, &buffer)
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -286,7 +331,8 @@ struct LineWriter {
         empty = false
         bytes.append(UInt8(ascii: "\""))
         key.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: "\":".utf8)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func string(_ name: StaticString, _ value: String) {
@@ -294,14 +340,31 @@ struct LineWriter {
         JSONValue.writeString(value, to: &bytes)
     }
 
-    mutating func integer(_ name: StaticString, _ value: Int64) {
+    /// RFC 3339, UTC, milliseconds.
+    mutating func time(_ name: StaticString, millisecondsSince1970 milliseconds: Int64, _ timestamps: LineTimestamp) {
         key(name)
-        bytes.append(contentsOf: String(value).utf8)
+        bytes.append(UInt8(ascii: "\""))
+        timestamps.append(millisecondsSince1970: milliseconds, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
-    mutating func number(_ name: StaticString, _ value: Double) {
+    mutating func integer(_ name: StaticString, _ value: Int64) {
         key(name)
-        bytes.append(contentsOf: (value.isFinite ? "\(value)" : "null").utf8)
+        bytes.appendDecimal(value)
+    }
+
+    /// Microseconds as a number of milliseconds, as Swift prints the `Double` (`0.042`, `1.25`,
+    /// `3.0`): a whole part, then the fraction without trailing zeros, at least one digit.
+    mutating func milliseconds(_ name: StaticString, microseconds: UInt64) {
+        key(name)
+        bytes.appendDecimal(microseconds / 1000)
+        bytes.append(UInt8(ascii: "."))
+        let fraction = microseconds % 1000
+        bytes.append(UInt8(48 + fraction / 100))
+        if fraction % 100 != 0 {
+            bytes.append(UInt8(48 + fraction / 10 % 10))
+            if fraction % 10 != 0 { bytes.append(UInt8(48 + fraction % 10)) }
+        }
     }
 
     mutating func null(_ name: StaticString) {
@@ -312,15 +375,16 @@ struct LineWriter {
     mutating func object(_ name: StaticString, _ members: [(String, String)]) {
         key(name)
         bytes.append(UInt8(ascii: "{"))
-        for (index, (member, value)) in members.enumerated() {
+        for index in members.indices {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            JSONValue.writeString(member, to: &bytes)
+            JSONValue.writeString(members[index].0, to: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            JSONValue.writeString(value, to: &bytes)
+            JSONValue.writeString(members[index].1, to: &bytes)
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
+    /// The buffer, with the line and its newline appended.
     consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)

@@ -12,6 +12,9 @@ import Foundation
 /// the line into a buffer. The writer wakes when the buffer stops being empty, waits `linger`
 /// for more lines to arrive (or less, when `flush` asks), and hands everything pending to `sink`
 /// at once. So a line reaches the kernel within about `linger` of its request, whatever the load.
+/// While lines keep coming, the writer then waits one `linger` at a time and takes what arrived,
+/// without being woken; only after a `linger` without lines does it wait for `append` to wake it.
+/// Under load that is one wake-up per `linger` and no signal from the request threads.
 ///
 /// Bounded: when `capacity` bytes are pending (the sink is slow or stuck), `append` waits for
 /// room rather than dropping lines or growing without end. `flush` returns once everything
@@ -50,7 +53,13 @@ public final class LineBatcher: @unchecked Sendable {
         self.capacity = capacity
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        // Adaptive (spins briefly before sleeping): the request threads and the writer hold it
+        // only for a copy or a swap, so a waiter rarely needs a futex wait and a wake-up.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
         work = Self.makeCondition()
         progress = Self.makeCondition()
         pending.reserveCapacity(64 << 10)
@@ -68,17 +77,21 @@ public final class LineBatcher: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Queues `line` (complete, newline included). Waits only while `capacity` bytes are pending.
-    /// After `close`, the line is handed to the sink on the calling thread.
-    public func append(_ line: [UInt8]) {
+    /// Queues one line that `write` appends (complete, newline included) straight to the pending
+    /// bytes, so the line is never built apart and copied. `write` runs under the batcher's mutex:
+    /// it must be short and must not log. Waits only while `capacity` bytes are pending. After
+    /// `close`, the line is handed to the sink on the calling thread.
+    public func append(writing write: (inout [UInt8]) -> Void) {
         pthread_mutex_lock(mutex)
         while pending.count >= capacity, !stopped { pthread_cond_wait(progress, mutex) }
         if stopped {
             pthread_mutex_unlock(mutex)
+            var line: [UInt8] = []
+            write(&line)
             sink(line, 1)
             return
         }
-        pending.append(contentsOf: line)
+        write(&pending)
         pendingLines += 1
         appended += 1
         if writerIdle { pthread_cond_signal(work) }
@@ -111,14 +124,23 @@ public final class LineBatcher: @unchecked Sendable {
         batch.reserveCapacity(64 << 10)
         pthread_mutex_lock(mutex)
         while true {
+            // After a batch, the next lines are waited for one `linger`, unwoken.
+            var lingered = false
+            if pending.isEmpty, !closing, lingerNanoseconds > 0 {
+                var deadline = Self.deadline(afterNanoseconds: lingerNanoseconds)
+                pthread_cond_timedwait(work, mutex, &deadline)
+                lingered = true
+            }
             while pending.isEmpty, !closing {
                 writerIdle = true
                 pthread_cond_wait(work, mutex)
                 writerIdle = false
+                lingered = false
             }
             if pending.isEmpty, closing { break }
-            // Linger for company, unless a flush or close is waiting or the buffer is filling up.
-            if lingerNanoseconds > 0, flushWanted <= written, !closing, pending.count < capacity / 2 {
+            // Linger for company, unless this batch has lingered already, a flush or close is
+            // waiting or the buffer is filling up.
+            if !lingered, lingerNanoseconds > 0, flushWanted <= written, !closing, pending.count < capacity / 2 {
                 var deadline = Self.deadline(afterNanoseconds: lingerNanoseconds)
                 pthread_cond_timedwait(work, mutex, &deadline)
             }

@@ -3,16 +3,17 @@ import KeychainCore
 /// The request families of `/metrics`, counted by `KeychainApplication` for every request:
 /// `keychaind_http_requests_total{route,method,status}` and the latency histogram
 /// `keychaind_http_request_duration_seconds{route}`. One mutex guards both (one short critical
-/// section per request); labels are bounded: route patterns (`unmatched` for unknown paths),
-/// known methods (else `OTHER`) and status codes.
+/// section per request, with one lookup by route); labels are bounded: route patterns
+/// (`unmatched` for unknown paths), known methods (else `OTHER`) and status codes.
 public final class RequestMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
     public static let buckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 
-    struct RequestKey: Hashable {
-        let route: String
+    /// Requests of one method and status.
+    struct RequestCount {
         let method: String
         let status: Int
+        var count: UInt64
     }
 
     struct Histogram {
@@ -21,38 +22,44 @@ public final class RequestMetrics: Sendable {
         var count: UInt64 = 0
     }
 
-    struct State {
-        var requests: [RequestKey: UInt64] = [:]
-        var latency: [String: Histogram] = [:]
+    /// One route's counts. A route sees few methods and statuses, so they are searched in order
+    /// (cheaper than hashing a key).
+    struct RouteCounts {
+        var requests: [RequestCount] = []
+        var latency = Histogram()
     }
 
-    private let state = PThreadLocked(State())
+    /// By route pattern.
+    private let routes = PThreadLocked<[String: RouteCounts]>([:])
 
     public init() {}
 
     public func record(route: String, method: HTTPMethod, status: Int, seconds: Double) {
-        let key = RequestKey(route: route, method: Auditor.methodLabel(method), status: status)
+        let method = Auditor.methodLabel(method)
         // The bucket is found outside the lock.
         let bucket = Self.buckets.firstIndex { seconds <= $0 }
-        state.withLock { state in
-            state.requests[key, default: 0] += 1
-            state.latency[route, default: Histogram()].record(bucket: bucket, seconds: seconds)
+        routes.withLock { routes in
+            routes[route, default: RouteCounts()].record(method: method, status: status, bucket: bucket, seconds: seconds)
         }
     }
 
     /// Appends both families in the text exposition format 0.0.4.
     public func render(into text: inout PrometheusText) {
-        let snapshot = state.withLock { $0 }
+        let snapshot = routes.withLock { $0 }.sorted { $0.key < $1.key }
         text.family("keychaind_http_requests_total", type: "counter", help: "HTTP requests by route pattern, method and status.")
-        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
-            text.sample(
-                "keychaind_http_requests_total",
-                labels: [("route", key.route), ("method", key.method), ("status", String(key.status))], count)
+        for (route, counts) in snapshot {
+            for request in counts.requests.sorted(by: { ($0.method, $0.status) < ($1.method, $1.status) }) {
+                text.sample(
+                    "keychaind_http_requests_total",
+                    labels: [("route", route), ("method", request.method), ("status", String(request.status))],
+                    request.count)
+            }
         }
         text.family(
             "keychaind_http_request_duration_seconds", type: "histogram",
             help: "Time from routing to the response, by route pattern.")
-        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+        for (route, counts) in snapshot {
+            let histogram = counts.latency
             var cumulative: UInt64 = 0
             for (index, bound) in Self.buckets.enumerated() {
                 cumulative += histogram.counts[index]
@@ -64,6 +71,17 @@ public final class RequestMetrics: Sendable {
             text.sample("keychaind_http_request_duration_seconds_sum", labels: [("route", route)], histogram.sum)
             text.sample("keychaind_http_request_duration_seconds_count", labels: [("route", route)], histogram.count)
         }
+    }
+}
+
+extension RequestMetrics.RouteCounts {
+    mutating func record(method: String, status: Int, bucket: Int?, seconds: Double) {
+        if let index = requests.firstIndex(where: { $0.status == status && $0.method == method }) {
+            requests[index].count += 1
+        } else {
+            requests.append(RequestMetrics.RequestCount(method: method, status: status, count: 1))
+        }
+        latency.record(bucket: bucket, seconds: seconds)
     }
 }
 

@@ -13,6 +13,9 @@ import Logging
 /// `StreamLogHandler`'s locked `fwrite` per line, whose `localtime` also `stat`s
 /// `/etc/localtime` on every call. Warnings and worse are flushed before `log` returns, so they
 /// are out before anything that follows them (an exit, a crash). `flush()` at exit writes the rest.
+///
+/// Lines are written straight into the batcher's pending bytes. The request log can skip
+/// swift-log's message and event too (`log(_:source:message:)`), for the same line.
 public struct StandardErrorLogHandler: LogHandler {
     /// The process's one writer to file descriptor 2.
     static let output = LineBatcher(name: "keychaind log") { bytes, _ in
@@ -31,6 +34,8 @@ public struct StandardErrorLogHandler: LogHandler {
 
     /// Writes out every line logged so far.
     public static func flush() { output.flush() }
+
+    private static let timestamps = LineTimestamp()
 
     private let label: String
     public var logLevel: Logger.Level
@@ -65,39 +70,56 @@ public struct StandardErrorLogHandler: LogHandler {
             merged["error.message"] = "\(error)"
             hasExtra = true
         }
-        let pretty = hasExtra ? Self.prettify(merged) : prettyMetadata
+        let message = event.message.description
+        writeLine(event.level, metadata: hasExtra ? Self.prettify(merged) : prettyMetadata, source: event.source) {
+            $0.append(contentsOf: message.utf8)
+        }
+    }
 
-        var line: [UInt8] = []
-        line.reserveCapacity(160)
-        line.append(contentsOf: Self.timestamp().utf8)
-        line.append(UInt8(ascii: " "))
-        line.append(contentsOf: event.level.rawValue.utf8)
-        if !label.isEmpty {
-            line.append(UInt8(ascii: " "))
-            line.append(contentsOf: label.utf8)
+    /// What `Logger.log` at `level` with a message and no metadata, error or explicit source
+    /// logs from a file of module `source`, with the message written by `message` straight into
+    /// the line (under the batcher's mutex: it must be short and must not log). For the request
+    /// log, which runs on every request. Obeys `logLevel` as `Logger` does.
+    func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
+        guard level >= logLevel else { return }
+        var pretty = prettyMetadata
+        if let provided = metadataProvider?.get(), !provided.isEmpty {
+            pretty = Self.prettify(metadata.merging(provided) { _, new in new })
         }
-        line.append(UInt8(ascii: ":"))
-        if let pretty {
+        writeLine(level, metadata: pretty, source: source, message: message)
+    }
+
+    /// `<time> <level> <label>: <metadata> [<source>] <message>\n`, queued to `output` (and
+    /// flushed for warnings and worse).
+    private func writeLine(
+        _ level: Logger.Level, metadata pretty: String?, source: String, message: (inout [UInt8]) -> Void
+    ) {
+        let now = LineTimestamp.now()
+        Self.output.append { line in
+            Self.timestamps.append(millisecondsSince1970: now, to: &line)
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: pretty.utf8)
+            line.append(contentsOf: level.rawValue.utf8)
+            if !label.isEmpty {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: label.utf8)
+            }
+            line.append(UInt8(ascii: ":"))
+            if let pretty {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: pretty.utf8)
+            }
+            line.append(UInt8(ascii: " "))
+            line.append(UInt8(ascii: "["))
+            line.append(contentsOf: source.utf8)
+            line.append(UInt8(ascii: "]"))
+            line.append(UInt8(ascii: " "))
+            message(&line)
+            line.append(0x0A)
         }
-        line.append(contentsOf: " [".utf8)
-        line.append(contentsOf: event.source.utf8)
-        line.append(contentsOf: "] ".utf8)
-        line.append(contentsOf: event.message.description.utf8)
-        line.append(0x0A)
-        Self.output.append(line)
-        if event.level >= .warning { Self.output.flush() }
+        if level >= .warning { Self.output.flush() }
     }
 
     private static func prettify(_ metadata: Logger.Metadata) -> String? {
         metadata.isEmpty ? nil : metadata.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }.joined(separator: " ")
-    }
-
-    /// Now, as RFC 3339 UTC with milliseconds.
-    private static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return RFC3339.format(millisecondsSince1970: Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000)
     }
 }
