@@ -36,10 +36,7 @@ public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible 
     public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.definition === rhs.definition }
 
     public func belongs(to itemClass: ItemClass) -> Bool {
-        switch itemClass {
-        case .identity: definition.storedClasses.contains(.certificate) || definition.storedClasses.contains(.key)
-        default: definition.storedClasses.contains(itemClass)
-        }
+        definition.classMask & Definition.mask(itemClass) != 0
     }
 
     /// Only the catalogue below makes attributes.
@@ -59,6 +56,20 @@ public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible 
         let storedClasses: Set<ItemClass>
         let isPrimaryKey: Bool
         let isReadOnly: Bool
+        /// `storedClasses` as bits (`mask(_:)`), for `belongs(to:)`: it runs for every attribute a
+        /// request names, and a set lookup hashes.
+        let classMask: UInt8
+
+        /// The bit of a stored class; an identity's is those of certificate and key.
+        static func mask(_ itemClass: ItemClass) -> UInt8 {
+            switch itemClass {
+            case .genericPassword: 1
+            case .internetPassword: 2
+            case .certificate: 4
+            case .key: 8
+            case .identity: 4 | 8
+            }
+        }
 
         private init(
             name: String, code: String, valueType: ValueType, storedClasses: Set<ItemClass>, isPrimaryKey: Bool,
@@ -70,6 +81,7 @@ public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible 
             self.storedClasses = storedClasses
             self.isPrimaryKey = isPrimaryKey
             self.isReadOnly = isReadOnly
+            classMask = storedClasses.reduce(0) { $0 | Self.mask($1) }
         }
 
         /// Every entry ever made, never released.

@@ -33,4 +33,11 @@ public final class PThreadLocked<State>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
+
+    /// `withLock` when the mutex is free right now; nil (and `body` not run) when another thread holds it.
+    public func withLockIfAvailable<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&state)
+    }
 }

@@ -72,16 +72,23 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     public func copyBytes() -> [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The bytes as UTF-8 text, or nil when they are not valid UTF-8.
-    public func utf8String() -> String? {
+    public func utf8String() -> String? { utf8String(after: "") }
+
+    /// `prefix` followed by the bytes as UTF-8 text, made as one string (the secret's text is not
+    /// copied into a string of its own first); nil when the bytes are not valid UTF-8.
+    public func utf8String(after prefix: String) -> String? {
         withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            var decoder = UTF8()
-            var iterator = bytes.makeIterator()
-            while true {
-                switch decoder.decode(&iterator) {
-                case .scalarValue: continue
-                case .emptyInput: return String(decoding: bytes, as: UTF8.self)
-                case .error: return nil
+            // Mostly ASCII (tokens, passwords), which needs no decoding to be known valid.
+            guard bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil else {
+                return nil
+            }
+            var prefix = prefix
+            return prefix.withUTF8 { head in
+                String(unsafeUninitializedCapacity: head.count + bytes.count) { buffer in
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[..<head.count]).initialize(from: head)
+                    _ = UnsafeMutableBufferPointer(rebasing: buffer[head.count...]).initialize(from: bytes)
+                    return head.count + bytes.count
                 }
             }
         }

@@ -12,11 +12,34 @@ import KeychainCore
 /// rows or of more than 1/16 of `maxBytes` are not kept, and the cache starts over when it holds
 /// `maxEntries` entries or would pass `maxBytes`.
 final class FindCache: Sendable {
+    /// What a find asked for. Hashed once, when made (before the cache's lock is taken: hashing
+    /// the filter's strings is most of a lookup); equality still compares every field.
     struct Key: Hashable, Sendable {
         let filter: ItemFilter
         let limit: Int?
         let after: ItemCursor?
         let includeSecrets: Bool
+        private let precomputedHash: Int
+
+        init(filter: ItemFilter, limit: Int?, after: ItemCursor?, includeSecrets: Bool) {
+            self.filter = filter
+            self.limit = limit
+            self.after = after
+            self.includeSecrets = includeSecrets
+            var hasher = Hasher()
+            hasher.combine(filter)
+            hasher.combine(limit)
+            hasher.combine(after)
+            hasher.combine(includeSecrets)
+            precomputedHash = hasher.finalize()
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(precomputedHash) }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.precomputedHash == rhs.precomputedHash && lhs.limit == rhs.limit && lhs.after == rhs.after
+                && lhs.includeSecrets == rhs.includeSecrets && lhs.filter == rhs.filter
+        }
     }
 
     struct Row: Sendable {

@@ -120,8 +120,20 @@ import Testing
         #expect(try kinds("attributes,data") == [.attributes, .data])
         #expect(try kinds("ref") == .ref)
         #expect(try kinds("none") == .none)
-        for bad in ["", "secret", "none,data", "data,"] {
+        #expect(try kinds(" data ,  ref,attributes ") == [.attributes, .data, .ref])
+        #expect(try kinds("data,data") == .data)
+        for bad in ["", "secret", "none,data", "data,", ",data", " ", "data,,ref", "dáta", "data\u{301}", ",\u{301}data", "da ta"] {
             #expect(queryStatus([("return", .text(bad))], .copyMatching) == .param)
+        }
+    }
+
+    @Test func aNameGivenTwiceIsNamedInTheError() throws {
+        for count in [2, 5, 16, 17, 40] {
+            var pairs = (0..<(count - 1)).map { ("label\($0)", WireValue.text("x")) }
+            pairs.insert(("label0", .text("y")), at: count / 2)
+            #expect(throws: KeychainError.param("\"label0\" is given more than once")) {
+                _ = try ItemRequestParser.query(.genericPassword, fields(pairs), for: .copyMatching)
+            }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import KeychainCore
 import Testing
 @testable import KeychainStore
@@ -58,6 +59,57 @@ struct CryptoTests {
             }
             try await group.waitForAll()
         }
+    }
+
+    @Test func openingContextsServeMoreThreadsThanTheyAre() throws {
+        let cipher = try AESGCM(key: try MasterKeyFile.generate())
+        #expect((1...AESGCM.maxOpeners).contains(cipher.openerCount))
+        let nonce = try SecureRandom.bytes(12)
+        let message = Array("shared between threads".utf8)
+        let sealed = try cipher.seal(message, nonce: nonce, aad: [7])
+        let threads = cipher.openerCount * 2 + 1
+        let failures = Mutex(0)
+        let done = DispatchGroup()
+        // Real threads (not tasks, which the cooperative pool caps at the core count), so that
+        // every context is busy at times and threads wait for one.
+        for _ in 0..<threads {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                for _ in 0..<300 {
+                    let opened = try? cipher.open(
+                        ciphertext: Array(sealed.dropLast(16)), tag: Array(sealed.suffix(16)), nonce: nonce, aad: [7])
+                    if opened?.copyBytes() != message { failures.withLock { $0 += 1 } }
+                }
+            }
+        }
+        done.wait()
+        #expect(failures.withLock { $0 } == 0)
+        // A wrong tag still fails on whichever context opens it.
+        for _ in 0..<(cipher.openerCount + 1) {
+            #expect(throws: CryptoError.authenticationFailure) {
+                _ = try cipher.open(ciphertext: Array(sealed.dropLast(16)), tag: [UInt8](repeating: 0, count: 16), nonce: nonce, aad: [7])
+            }
+        }
+    }
+
+    @Test func lockReleasesTheCiphersAndUnlockBringsThemBack() throws {
+        let fixture = try VaultFixture()
+        let keyring = fixture.vault.keyring
+        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
+        let box = try fixture.vault.pool.write { db in
+            try db.transaction { try keyring.seal(SecretBytes(utf8: "kept"), binding: binding, on: db) }
+        }
+        weak var cipher = try keyring.cipher(term: keyring.currentTerm)
+        #expect(cipher != nil)
+        #expect(try keyring.open(box, binding: binding).utf8String() == "kept")
+        fixture.vault.lock()
+        // Nothing holds the cipher any more: its contexts were freed (EVP_CIPHER_CTX_free cleanses).
+        #expect(cipher == nil)
+        #expect(throws: KeychainError.self) { _ = try keyring.cipher(term: 1) }
+        #expect(throws: KeychainError.self) { _ = try keyring.open(box, binding: binding) }
+        try fixture.vault.unlock()
+        #expect(try keyring.open(box, binding: binding).utf8String() == "kept")
     }
 
     @Test func everyBitFlipInASealedBoxFailsWithDecode() throws {

@@ -77,6 +77,31 @@ struct FindCacheTests {
         #expect(try Self.secret(vault) == "\(writes)")
     }
 
+    @Test func keysAreEqualExactlyWhenTheFindsAre() {
+        var attributes: [Attribute: AttributeValue] = [:]
+        attributes.reserveCapacity(40)
+        for (attribute, value) in [(Attribute.service, "s"), (.account, "a"), (.label, "l")] {
+            attributes[attribute] = .string(value)
+        }
+        let one = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: attributes)
+        let same = ItemFilter(
+            itemClass: .genericPassword, accessGroups: ["g1"],
+            equal: [.label: .string("l"), .account: .string("a"), .service: .string("s")])
+        let key = FindCache.Key(filter: one, limit: 1, after: nil, includeSecrets: true)
+        let equal = FindCache.Key(filter: same, limit: 1, after: nil, includeSecrets: true)
+        #expect(key == equal && key.hashValue == equal.hashValue)
+        var otherValue = same
+        otherValue.equal[.account] = .string("b")
+        let others = [
+            FindCache.Key(filter: otherValue, limit: 1, after: nil, includeSecrets: true),
+            FindCache.Key(filter: same, limit: 2, after: nil, includeSecrets: true),
+            FindCache.Key(filter: same, limit: 1, after: ItemCursor(afterSequence: 1), includeSecrets: true),
+            FindCache.Key(filter: same, limit: 1, after: nil, includeSecrets: false),
+        ]
+        for other in others { #expect(other != key) }
+        #expect(Set(others + [key, equal]).count == 5)
+    }
+
     @Test func boundedInEntriesAndRows() throws {
         let cache = FindCache(maxEntries: 2, maxRows: 1)
         func key(_ account: String) -> FindCache.Key {

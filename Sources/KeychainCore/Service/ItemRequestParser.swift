@@ -20,6 +20,7 @@ public enum ItemRequestParser {
         persistentRef pathRef: String? = nil
     ) throws -> ItemQuery {
         var query = ItemQuery(itemClass: itemClass)
+        query.attributes.reserveCapacity(fields.count)
         try rejectDuplicates(fields)
         var sawSecret: String?
         for field in fields {
@@ -190,16 +191,20 @@ public enum ItemRequestParser {
         }
         if text == "none" { return .none }
         var kinds = ReturnKinds()
-        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-            switch part.trimmingSpaces {
+        // Split and trimmed on UTF-8 bytes, without an array of parts: every read parses this.
+        var rest = Substring(text)
+        while true {
+            let comma = rest.utf8.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            switch rest[..<comma].trimmingSpaces {
             case "attributes": kinds.insert(.attributes)
             case "data": kinds.insert(.data)
             case "ref": kinds.insert(.ref)
             default:
                 throw KeychainError.param("\"return\" must be a comma list of attributes, data, ref or none")
             }
+            guard comma != rest.endIndex else { return kinds }
+            rest = rest[rest.utf8.index(after: comma)...]
         }
-        return kinds
     }
 
     static func parseBool(_ value: WireValue, _ name: String) throws -> Bool {
@@ -229,7 +234,15 @@ public enum ItemRequestParser {
         return SecretBytes(bytes)
     }
 
+    /// errSecParam naming the first field whose name an earlier field has. A few fields (every
+    /// request has a few) are compared pairwise, which costs less than building a set.
     static func rejectDuplicates(_ fields: [WireValue.Field]) throws {
+        if fields.count <= 16 {
+            for later in fields.indices.dropFirst() where fields[..<later].contains(where: { $0.name == fields[later].name }) {
+                throw KeychainError.param("\"\(fields[later].name)\" is given more than once")
+            }
+            return
+        }
         var seen = Set<String>()
         for field in fields where !seen.insert(field.name).inserted {
             throw KeychainError.param("\"\(field.name)\" is given more than once")
@@ -238,10 +251,11 @@ public enum ItemRequestParser {
 }
 
 extension Substring {
+    /// Without leading and trailing spaces (U+0020), cut on UTF-8 bytes.
     fileprivate var trimmingSpaces: Substring {
-        var text = self
-        while text.first == " " { text.removeFirst() }
-        while text.last == " " { text.removeLast() }
-        return text
+        let bytes = utf8
+        guard let first = bytes.firstIndex(where: { $0 != UInt8(ascii: " ") }) else { return self[endIndex...] }
+        let last = bytes.lastIndex(where: { $0 != UInt8(ascii: " ") })!
+        return self[first..<bytes.index(after: last)]
     }
 }

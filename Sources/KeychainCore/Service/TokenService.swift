@@ -66,7 +66,7 @@ public final class TokenService: Sendable {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
-        return "Bearer \(access.secret?.utf8String() ?? "")"
+        return access.secret?.utf8String(after: "Bearer ") ?? "Bearer "
     }
 
     /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none.
@@ -111,6 +111,8 @@ public final class TokenService: Sendable {
 
     static let expiryPrefix = "{\"expiresAt\":\""
     static let expirySuffix = "\"}"
+    /// Skipped before the prefix, as the `String(bytes:encoding: .utf8)` this once went through did.
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// `{"expiresAt":"2026-11-21T10:00:00.123Z"}` as UTF-8 bytes.
     static func expiryData(_ date: Date) -> [UInt8] {
@@ -118,11 +120,18 @@ public final class TokenService: Sendable {
     }
 
     /// The expiry kept in an access token item's `generic`, nil when there is none (or the
-    /// attribute holds something else, e.g. an item added through the item routes).
+    /// attribute holds something else, e.g. an item added through the item routes). Read from the
+    /// bytes in place: this runs on every token fetch.
     static func expiry(of item: Item) -> Date? {
-        guard case .data(let bytes)? = item.attributes[.generic],
-            let text = String(bytes: bytes, encoding: .utf8), text.hasPrefix(expiryPrefix), text.hasSuffix(expirySuffix)
-        else { return nil }
-        return RFC3339.parse(String(text.dropFirst(expiryPrefix.count).dropLast(expirySuffix.count)))
+        guard case .data(let bytes)? = item.attributes[.generic] else { return nil }
+        return bytes.withUnsafeBufferPointer { all in
+            var text = all[...]
+            if text.starts(with: byteOrderMark) { text = text.dropFirst(byteOrderMark.count) }
+            let prefix = expiryPrefix.utf8, suffix = expirySuffix.utf8
+            guard text.count >= prefix.count + suffix.count, text.starts(with: prefix),
+                text.suffix(suffix.count).elementsEqual(suffix)
+            else { return nil }
+            return RFC3339.parse(utf8: UnsafeBufferPointer(rebasing: text.dropFirst(prefix.count).dropLast(suffix.count)))
+        }
     }
 }

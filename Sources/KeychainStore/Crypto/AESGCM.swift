@@ -1,32 +1,58 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 internal import COpenSSL
+import Foundation
 import KeychainCore
-import Synchronization
 
 /// AES-256-GCM with 96-bit nonces and 128-bit tags over OpenSSL EVP.
 ///
-/// One object per key. The key schedule is set once on two reused `EVP_CIPHER_CTX`s (one to
-/// seal, one to open; re-initialised per message with only the nonce), which is ~3x faster than
-/// a fresh context per message. Each context sits behind its own `Mutex`, so the object is
-/// shared between threads safely.
+/// One object per key. The key schedule is set once on reused `EVP_CIPHER_CTX`s (re-initialised
+/// per message with only the nonce), which is ~3x faster than a fresh context per message. Each
+/// context sits behind its own lock, so the object is shared between threads safely. Sealing
+/// (writes) has one context; opening runs on every read, by all of libmicrohttpd's worker
+/// threads at once, so it has one context per processor (see `withOpener`). Every context is
+/// freed, and so cleansed, when the object is released.
 final class AESGCM: Sendable {
     static let keySize = 32
     static let nonceSize = 12
     static let tagSize = 16
+    /// The most opening contexts one key gets, however many processors there are.
+    static let maxOpeners = 16
 
     private let sealer: PThreadLocked<CipherContext>
-    private let opener: PThreadLocked<CipherContext>
+    private let openers: [PThreadLocked<CipherContext>]
 
     init(key: SecretBytes) throws {
         guard key.count == Self.keySize else { throw CryptoError.invalidInput("key must be 32 bytes") }
         sealer = PThreadLocked(try CipherContext(key: key, encrypt: true))
-        opener = PThreadLocked(try CipherContext(key: key, encrypt: false))
+        let openerCount = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), Self.maxOpeners)
+        openers = try (0..<openerCount).map { _ in PThreadLocked(try CipherContext(key: key, encrypt: false)) }
+    }
+
+    /// How many contexts open in parallel.
+    var openerCount: Int { openers.count }
+
+    /// Runs `body` with an opening context no other thread is using: the first free one, starting
+    /// at the one the calling thread's id picks (so threads usually start apart); waits for that
+    /// one only when all are busy.
+    private func withOpener<Result>(_ body: (CipherContext) throws -> Result) rethrows -> Result {
+        let threadHash = UInt(pthread_self()) &* 0x9E37_79B9_7F4A_7C15
+        let start = Int(threadHash >> 32) % openers.count
+        for offset in 0..<openers.count {
+            if let result = try openers[(start + offset) % openers.count].withLockIfAvailable({ try body($0) }) {
+                return result
+            }
+        }
+        return try openers[start].withLock { try body($0) }
     }
 
     /// Seals `plaintext` under `nonce` (fresh random when nil) and `aad`; appends
     /// `ciphertext | tag` to `output` and returns the nonce used.
     @discardableResult
     func seal(
-        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8]? = nil, aad: [UInt8], appendingTo output: inout [UInt8]
+        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8]? = nil, aad: UnsafeRawBufferPointer,
+        appendingTo output: inout [UInt8]
     ) throws -> [UInt8] {
         let nonce = try nonce ?? SecureRandom.bytes(Self.nonceSize)
         guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
@@ -45,7 +71,9 @@ final class AESGCM: Sendable {
     /// Seals `plaintext`, returning `ciphertext | tag`.
     func seal(_ plaintext: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         var output: [UInt8] = []
-        try plaintext.withUnsafeBytes { _ = try seal($0, nonce: nonce, aad: aad, appendingTo: &output) }
+        try plaintext.withUnsafeBytes { plaintext in
+            try aad.withUnsafeBytes { _ = try seal(plaintext, nonce: nonce, aad: $0, appendingTo: &output) }
+        }
         return output
     }
 
@@ -54,11 +82,11 @@ final class AESGCM: Sendable {
     /// Throws `CryptoError.authenticationFailure` when anything was altered; no plaintext escapes then.
     func open(
         ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
-        aad: [UInt8], lockedInMemory: Bool = true
+        aad: UnsafeRawBufferPointer, lockedInMemory: Bool = true
     ) throws -> SecretBytes {
         guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
         guard tag.count == Self.tagSize else { throw CryptoError.invalidInput("tag must be 16 bytes") }
-        return try opener.withLock { context in
+        return try withOpener { context in
             try SecretBytes(count: ciphertext.count, lockedInMemory: lockedInMemory) { plaintext in
                 try context.open(ciphertext, nonce: nonce, aad: aad, tag: tag, plaintext: plaintext)
             }
@@ -68,15 +96,18 @@ final class AESGCM: Sendable {
     func open(ciphertext: [UInt8], tag: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> SecretBytes {
         try ciphertext.withUnsafeBytes { c in
             try tag.withUnsafeBytes { t in
-                try nonce.withUnsafeBytes { n in try open(ciphertext: c, tag: t, nonce: n, aad: aad) }
+                try nonce.withUnsafeBytes { n in
+                    try aad.withUnsafeBytes { a in try open(ciphertext: c, tag: t, nonce: n, aad: a) }
+                }
             }
         }
     }
 }
 
 /// Owns one `EVP_CIPHER_CTX` keyed for AES-256-GCM in one direction; freed in `deinit`.
-/// `@unchecked Sendable` only so it can live in a `Mutex`: `AESGCM` never touches it outside
-/// `withLock`, so one thread at a time uses the C context.
+/// `@unchecked Sendable` only so it can live in a `PThreadLocked`: `AESGCM` never touches it
+/// outside that lock, so one thread at a time uses the C context. `EVP_CIPHER_CTX_free` cleanses
+/// the key schedule.
 private final class CipherContext: @unchecked Sendable {
     private let context: OpaquePointer
     private let encrypt: Bool
@@ -95,21 +126,20 @@ private final class CipherContext: @unchecked Sendable {
 
     deinit { EVP_CIPHER_CTX_free(context) }
 
-    private func start(nonce: UnsafeRawBufferPointer, aad: [UInt8]) throws {
+    private func start(nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer) throws {
         let ok = EVP_CipherInit_ex(
             context, nil, nil, nil, nonce.baseAddress!.assumingMemoryBound(to: UInt8.self), encrypt ? 1 : 0)
         guard ok == 1 else { throw CryptoError.internalFailure("EVP_CipherInit_ex (nonce)") }
         if !aad.isEmpty {
             var outLength: Int32 = 0
-            let ok = aad.withUnsafeBufferPointer {
-                EVP_CipherUpdate(context, nil, &outLength, $0.baseAddress, Int32($0.count))
-            }
+            let ok = EVP_CipherUpdate(
+                context, nil, &outLength, aad.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(aad.count))
             guard ok == 1 else { throw CryptoError.internalFailure("EVP_CipherUpdate (aad)") }
         }
     }
 
     func seal(
-        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], aad: [UInt8],
+        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], aad: UnsafeRawBufferPointer,
         ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws {
         try nonce.withUnsafeBytes { try start(nonce: $0, aad: aad) }
@@ -134,7 +164,7 @@ private final class CipherContext: @unchecked Sendable {
     }
 
     func open(
-        _ ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: [UInt8],
+        _ ciphertext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, aad: UnsafeRawBufferPointer,
         tag: UnsafeRawBufferPointer, plaintext: UnsafeMutableRawBufferPointer
     ) throws {
         try start(nonce: nonce, aad: aad)

@@ -209,7 +209,9 @@ public final class Keyring: Sendable {
 
     private static func wrap(_ dataKey: SecretBytes, term: UInt32, kek: AESGCM) throws -> [UInt8] {
         var output: [UInt8] = []
-        let nonce = try dataKey.withUnsafeBytes { try kek.seal($0, aad: wrapAAD(term: term), appendingTo: &output) }
+        let nonce = try wrapAAD(term: term).withUnsafeBytes { aad in
+            try dataKey.withUnsafeBytes { try kek.seal($0, aad: aad, appendingTo: &output) }
+        }
         return nonce + output
     }
 
@@ -254,11 +256,9 @@ public final class Keyring: Sendable {
     func open(_ box: [UInt8], binding: SealBinding) throws -> SecretBytes {
         do {
             let (_, term) = try SealedBox.header(of: box)
-            let cipher = try state.withLock { state -> AESGCM? in
-                guard let keys = state.keys else { throw Self.lockedError }
-                return keys.terms[term]?.cipher
+            guard let cipher = try cipher(term: term) else {
+                throw CryptoError.invalidInput("unknown keyring term \(term)")
             }
-            guard let cipher else { throw CryptoError.invalidInput("unknown keyring term \(term)") }
             return try SealedBox.open(box, cipher: cipher, binding: binding)
         } catch let error as CryptoError {
             logger.error(
@@ -268,6 +268,15 @@ public final class Keyring: Sendable {
                     "reason": "\(error)",
                 ])
             throw error.keychainError
+        }
+    }
+
+    /// The cipher of a term's data key, nil when the keyring has no such term;
+    /// `interactionNotAllowed` while locked. `lock()` releases it.
+    func cipher(term: UInt32) throws -> AESGCM? {
+        try state.withLock { state in
+            guard let keys = state.keys else { throw Self.lockedError }
+            return keys.terms[term]?.cipher
         }
     }
 

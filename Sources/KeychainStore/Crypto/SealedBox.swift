@@ -19,16 +19,37 @@ enum SealedBox {
     static let headerSize = 1 + 4 + AESGCM.nonceSize
     static let overhead = headerSize + AESGCM.tagSize
 
-    static func aad(version: UInt8, term: UInt32, binding: SealBinding) -> [UInt8] {
-        var aad: [UInt8] = []
-        aad.reserveCapacity(64 + binding.accessGroup.utf8.count)
-        appendField("keychaind.item".utf8, to: &aad)
-        aad.append(version)
-        appendUInt32(term, to: &aad)
-        appendField(binding.itemClass.code.utf8, to: &aad)
-        appendField(binding.persistentRef.rawValue.utf8, to: &aad)
-        appendField(binding.accessGroup.utf8, to: &aad)
-        return aad
+    /// Runs `body` with the AAD of a box. Written straight into a temporary buffer (on the stack
+    /// unless the access group is long): every secret opened needs it.
+    static func withAAD<Result>(
+        version: UInt8, term: UInt32, binding: SealBinding, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        let label = "keychaind.item".utf8, code = binding.itemClass.code.utf8
+        let ref = binding.persistentRef.rawValue.utf8, group = binding.accessGroup.utf8
+        let size = 4 + label.count + 1 + 4 + 4 + code.count + 4 + ref.count + 4 + group.count
+        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer in
+            var offset = 0
+            func put(_ value: UInt32) {
+                buffer[offset] = UInt8(truncatingIfNeeded: value >> 24)
+                buffer[offset + 1] = UInt8(truncatingIfNeeded: value >> 16)
+                buffer[offset + 2] = UInt8(truncatingIfNeeded: value >> 8)
+                buffer[offset + 3] = UInt8(truncatingIfNeeded: value)
+                offset += 4
+            }
+            func put(field: String.UTF8View) {
+                put(UInt32(field.count))
+                UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyBytes(from: field)
+                offset += field.count
+            }
+            put(field: label)
+            buffer[offset] = version
+            offset += 1
+            put(term)
+            put(field: code)
+            put(field: ref)
+            put(field: group)
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     static func seal(_ secret: SecretBytes, term: UInt32, cipher: AESGCM, binding: SealBinding) throws -> [UInt8] {
@@ -38,9 +59,10 @@ enum SealedBox {
         appendUInt32(term, to: &box)
         let nonce = try SecureRandom.bytes(AESGCM.nonceSize)
         box.append(contentsOf: nonce)
-        let aad = aad(version: version, term: term, binding: binding)
-        try secret.withUnsafeBytes { plaintext in
-            _ = try cipher.seal(plaintext, nonce: nonce, aad: aad, appendingTo: &box)
+        try withAAD(version: version, term: term, binding: binding) { aad in
+            try secret.withUnsafeBytes { plaintext in
+                _ = try cipher.seal(plaintext, nonce: nonce, aad: aad, appendingTo: &box)
+            }
         }
         return box
     }
@@ -55,15 +77,16 @@ enum SealedBox {
 
     static func open(_ box: [UInt8], cipher: AESGCM, binding: SealBinding) throws -> SecretBytes {
         let (version, term) = try header(of: box)
-        let aad = aad(version: version, term: term, binding: binding)
-        return try box.withUnsafeBytes { raw in
-            let nonce = UnsafeRawBufferPointer(rebasing: raw[5..<headerSize])
-            let ciphertext = UnsafeRawBufferPointer(rebasing: raw[headerSize..<(raw.count - AESGCM.tagSize)])
-            let tag = UnsafeRawBufferPointer(rebasing: raw[(raw.count - AESGCM.tagSize)...])
-            // An item's secret only passes through on its way into an answer: wiped when released,
-            // but not mlock'ed (an mlock/munlock pair per read splits the heap's memory mappings
-            // and serialises every worker thread on the kernel's mapping lock).
-            return try cipher.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: aad, lockedInMemory: false)
+        return try withAAD(version: version, term: term, binding: binding) { aad in
+            try box.withUnsafeBytes { raw in
+                let nonce = UnsafeRawBufferPointer(rebasing: raw[5..<headerSize])
+                let ciphertext = UnsafeRawBufferPointer(rebasing: raw[headerSize..<(raw.count - AESGCM.tagSize)])
+                let tag = UnsafeRawBufferPointer(rebasing: raw[(raw.count - AESGCM.tagSize)...])
+                // An item's secret only passes through on its way into an answer: wiped when released,
+                // but not mlock'ed (an mlock/munlock pair per read splits the heap's memory mappings
+                // and serialises every worker thread on the kernel's mapping lock).
+                return try cipher.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: aad, lockedInMemory: false)
+            }
         }
     }
 
@@ -72,10 +95,5 @@ enum SealedBox {
         bytes.append(UInt8(truncatingIfNeeded: value >> 16))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))
         bytes.append(UInt8(truncatingIfNeeded: value))
-    }
-
-    static func appendField(_ field: some Collection<UInt8>, to bytes: inout [UInt8]) {
-        appendUInt32(UInt32(field.count), to: &bytes)
-        bytes.append(contentsOf: field)
     }
 }
