@@ -13,8 +13,8 @@ public struct KeychainApplication: HTTPResponder {
     private let router: Router
     private let authenticator: Authenticator
     private let logger: Logger
-    /// `logger`'s handler when it is ours: the request log then writes its line straight into
-    /// the handler's output. Any other handler gets the line through `logger`.
+    /// `logger`'s handler when it is ours: the request log then writes its line straight to the
+    /// handler. Any other handler gets the line through `logger`.
     private let requestLog: StandardErrorLogHandler?
     private let auditor: Auditor?
     private let metrics: RequestMetrics?

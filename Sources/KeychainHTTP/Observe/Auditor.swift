@@ -144,8 +144,7 @@ public final class Auditor: Sendable {
         return bytes
     }
 
-    /// Appends the entry as one JSON line to `bytes`, field by field (this runs on every request,
-    /// batched straight into the pending lines).
+    /// Appends the entry as one JSON line to `bytes`, field by field (this runs on every request).
     private func write(_ entry: Entry, phase: String?, into bytes: inout [UInt8]) {
         var line = LineWriter(appendingTo: &bytes)
         line.time("time", millisecondsSince1970: clock(), timestamps)

@@ -77,21 +77,23 @@ public final class LineBatcher: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Queues one line that `write` appends (complete, newline included) straight to the pending
-    /// bytes, so the line is never built apart and copied. `write` runs under the batcher's mutex:
-    /// it must be short and must not log. Waits only while `capacity` bytes are pending. After
-    /// `close`, the line is handed to the sink on the calling thread.
+    /// Queues one line that `write` appends (complete, newline included) to an empty buffer. The
+    /// line is built before the mutex is taken and only copied under it: built under the mutex,
+    /// the two libmicrohttpd workers queued behind each other's formatting (about 2 µs a line)
+    /// and the token route lost a quarter of its throughput. Waits only while `capacity` bytes
+    /// are pending. After `close`, the line is handed to the sink on the calling thread.
     public func append(writing write: (inout [UInt8]) -> Void) {
+        var line: [UInt8] = []
+        line.reserveCapacity(512)
+        write(&line)
         pthread_mutex_lock(mutex)
         while pending.count >= capacity, !stopped { pthread_cond_wait(progress, mutex) }
         if stopped {
             pthread_mutex_unlock(mutex)
-            var line: [UInt8] = []
-            write(&line)
             sink(line, 1)
             return
         }
-        write(&pending)
+        pending.append(contentsOf: line)
         pendingLines += 1
         appended += 1
         if writerIdle { pthread_cond_signal(work) }

@@ -14,8 +14,8 @@ import Logging
 /// `/etc/localtime` on every call. Warnings and worse are flushed before `log` returns, so they
 /// are out before anything that follows them (an exit, a crash). `flush()` at exit writes the rest.
 ///
-/// Lines are written straight into the batcher's pending bytes. The request log can skip
-/// swift-log's message and event too (`log(_:source:message:)`), for the same line.
+/// Lines are built as bytes and queued to the batcher. The request log can skip swift-log's
+/// message and event too (`log(_:source:message:)`), for the same line.
 public struct StandardErrorLogHandler: LogHandler {
     /// The process's one writer to file descriptor 2.
     static let output = LineBatcher(name: "keychaind log") { bytes, _ in
@@ -77,9 +77,8 @@ public struct StandardErrorLogHandler: LogHandler {
     }
 
     /// What `Logger.log` at `level` with a message and no metadata, error or explicit source
-    /// logs from a file of module `source`, with the message written by `message` straight into
-    /// the line (under the batcher's mutex: it must be short and must not log). For the request
-    /// log, which runs on every request. Obeys `logLevel` as `Logger` does.
+    /// logs from a file of module `source`, with the message written by `message` into the line.
+    /// For the request log, which runs on every request. Obeys `logLevel` as `Logger` does.
     func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
         guard level >= logLevel else { return }
         var pretty = prettyMetadata
