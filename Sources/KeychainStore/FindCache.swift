@@ -11,6 +11,12 @@ import KeychainCore
 /// bytes (items and secrets may be up to the body limit, 1 MiB, each): finds of more than `maxRows`
 /// rows or of more than 1/16 of `maxBytes` are not kept, and the cache starts over when it holds
 /// `maxEntries` entries or would pass `maxBytes`.
+///
+/// Kept from the second time a find misses, not the first: a small table remembers the hashes of
+/// recent misses (a "doorkeeper", as in TinyLFU). Reads spread over a large vault (1M items read
+/// at random) then stop filling the cache with finds that never come back and starting it over
+/// every `maxEntries` misses, while a repeated find (a service's token fetch) is kept from its
+/// second read on.
 final class FindCache: Sendable {
     /// What a find asked for. Hashed once, when made (before the cache's lock is taken: hashing
     /// the filter's strings is most of a lookup); equality still compares every field.
@@ -19,7 +25,8 @@ final class FindCache: Sendable {
         let limit: Int?
         let after: ItemCursor?
         let includeSecrets: Bool
-        private let precomputedHash: Int
+        /// The key's hash, worked out once (`hash(into:)` combines only this).
+        let precomputedHash: Int
 
         init(filter: ItemFilter, limit: Int?, after: ItemCursor?, includeSecrets: Bool) {
             self.filter = filter
@@ -53,17 +60,26 @@ final class FindCache: Sendable {
         var rows: [Key: [Row]] = [:]
         /// `size(of:)` summed over `rows`.
         var bytes = 0
+        /// Hashes of recent misses, each in the slot its low bits name (the doorkeeper). A
+        /// collision only delays or hastens keeping a find; it never changes an answer.
+        var recentMisses: [Int]
     }
 
-    private let entries = PThreadLocked(Entries())
+    private let entries: PThreadLocked<Entries>
     let maxEntries: Int
     let maxRows: Int
     let maxBytes: Int
+    /// Slots of the doorkeeper, a power of two.
+    private let doorkeeperSlots: Int
 
     init(maxEntries: Int = 1024, maxRows: Int = 8, maxBytes: Int = 8 << 20) {
         self.maxEntries = maxEntries
         self.maxRows = maxRows
         self.maxBytes = maxBytes
+        var slots = 1
+        while slots < 4 * maxEntries { slots <<= 1 }
+        doorkeeperSlots = slots
+        entries = PThreadLocked(Entries(recentMisses: [Int](repeating: 0, count: slots)))
     }
 
     /// About how much memory `rows` hold: secrets, attribute values and a fixed part per row.
@@ -102,6 +118,11 @@ final class FindCache: Sendable {
         var full: [Key: [Row]] = [:]
         entries.withLock { entries in
             guard entries.generation == before, entries.rows[key] == nil else { return }
+            let slot = key.precomputedHash & (doorkeeperSlots - 1)
+            guard entries.recentMisses[slot] == key.precomputedHash else {
+                entries.recentMisses[slot] = key.precomputedHash
+                return
+            }
             if entries.rows.count >= maxEntries || entries.bytes + size > maxBytes {
                 swap(&full, &entries.rows)
                 entries.bytes = 0
