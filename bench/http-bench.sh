@@ -3,16 +3,19 @@
 #   baseline GET /hello (shared/bench/baseline), then keychaind's
 #   GET /v1/tokens/{s}/authorization, GET /v1/items/genericPassword?...&return=data,
 #   POST /v1/items/genericPassword (a durable add per request),
-# alternating, at 1, 8 and 64 connections. Prints a Markdown table with req/s, p50, p99 and
-# each as a ratio to the baseline of the same round.
+# alternating, at 1, 8 and 64 connections, for several rounds. Prints a Markdown table with the
+# median over the rounds of req/s, p50 and p99, and of each round's ratio to the baseline measured
+# just before it (with the range of the req/s ratio): on a shared box throughput drifts by tens of
+# percent within a minute, so one pair of measurements says little.
 #
-# usage: bench/http-bench.sh [seconds per measurement, default 10]
+# usage: bench/http-bench.sh [seconds per measurement, default 10] [rounds, default 3]
 # env:   KEYCHAIND_BENCH_CONFIG="KEY=VALUE ..." extra environment for keychaind (e.g.
 #        "KEYCHAIND_AUDIT_ENABLED=false KEYCHAIND_LOG_LEVEL=warning"); defaults are the shipped ones.
 # needs: wrk, curl, gcc, libmicrohttpd-dev; builds keychaind in release.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 duration="${1:-10}"
+rounds="${2:-3}"
 baseline_port=8299
 port=18700
 work="$(mktemp -d)"
@@ -62,27 +65,49 @@ to_ms() { # wrk prints 812.00us / 1.20ms / 2.00s
     awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { low = $1 } { high = $1 } END { print low "–" high }'; }
 
-echo "## HTTP ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, config: ${KEYCHAIND_BENCH_CONFIG:-defaults})"
+echo "## HTTP ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, $rounds rounds, config: ${KEYCHAIND_BENCH_CONFIG:-defaults})"
 echo
 echo "Machine: $(uname -srm), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| conns | route | req/s | p50 ms | p99 ms | req/s vs baseline | p99 vs baseline | non-2xx |"
+echo "Medians over the rounds; \"vs baseline\" is the median of each round's ratio to the baseline measured just before."
+echo
+echo "| conns | route | req/s | p50 ms | p99 ms | req/s vs baseline (range) | p99 vs baseline | non-2xx |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 base_url="http://127.0.0.1:$baseline_port/hello"
 k="http://127.0.0.1:$port"
+routes=(baseline token read add)
 for connections in 1 8 64; do
-    read -r b_rps b_p50 b_p99 _ < <(measure baseline "$connections" "$base_url")
-    echo "| $connections | baseline \`GET /hello\` | $b_rps | $b_p50 | $b_p99 | 1.00 | 1.00 | 0 |"
-    for route in token read add; do
-        case $route in
-        token) name='`GET /v1/tokens/bench/authorization`'; url="$k/v1/tokens/bench/authorization"; script=bench/wrk/auth.lua ;;
-        read) name='`GET /v1/items/genericPassword?…&return=data`'; url="$k/v1/items/genericPassword?service=bench&account=reader&return=data"; script=bench/wrk/auth.lua ;;
-        add) name='`POST /v1/items/genericPassword`'; url="$k/v1/items/genericPassword"; script=bench/wrk/add.lua ;;
-        esac
-        read -r rps p50 p99 errors < <(measure "$route" "$connections" "$url" "$script")
-        echo "| $connections | $name | $rps | $p50 | $p99 | $(ratio "$rps" "$b_rps") | $(ratio "$p99" "$b_p99") | $errors |"
+    declare -A rps=() p50=() p99=() rps_ratio=() p99_ratio=() errors=()
+    for _ in $(seq 1 "$rounds"); do
+        for route in "${routes[@]}"; do
+            case $route in
+            baseline) url="$base_url"; script="" ;;
+            token) url="$k/v1/tokens/bench/authorization"; script=bench/wrk/auth.lua ;;
+            read) url="$k/v1/items/genericPassword?service=bench&account=reader&return=data"; script=bench/wrk/auth.lua ;;
+            add) url="$k/v1/items/genericPassword"; script=bench/wrk/add.lua ;;
+            esac
+            read -r r l50 l99 e < <(measure "$route" "$connections" "$url" "$script")
+            [ "$route" = baseline ] && { b_rps=$r; b_p99=$l99; }
+            rps[$route]+=" $r"; p50[$route]+=" $l50"; p99[$route]+=" $l99"
+            rps_ratio[$route]+=" $(ratio "$r" "$b_rps")"; p99_ratio[$route]+=" $(ratio "$l99" "$b_p99")"
+            errors[$route]=$(( ${errors[$route]:-0} + e ))
+        done
     done
+    for route in "${routes[@]}"; do
+        case $route in
+        baseline) name='baseline `GET /hello`' ;;
+        token) name='`GET /v1/tokens/bench/authorization`' ;;
+        read) name='`GET /v1/items/genericPassword?…&return=data`' ;;
+        add) name='`POST /v1/items/genericPassword`' ;;
+        esac
+        ratios="1.00"
+        [ "$route" != baseline ] && ratios="$(printf '%.2f' "$(median <<<"${rps_ratio[$route]}")") ($(range <<<"${rps_ratio[$route]}"))"
+        echo "| $connections | $name | $(median <<<"${rps[$route]}") | $(median <<<"${p50[$route]}") | $(median <<<"${p99[$route]}") | $ratios | $(printf '%.2f' "$(median <<<"${p99_ratio[$route]}")") | ${errors[$route]} |"
+    done
+    unset rps p50 p99 rps_ratio p99_ratio errors
 done
 echo
 echo "keychaind resident memory after the run: $(awk '/VmRSS/ {print $2, $3}' /proc/"${pids[1]}"/status)"
