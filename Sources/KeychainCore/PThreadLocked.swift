@@ -13,13 +13,7 @@ public final class PThreadLocked<State>: @unchecked Sendable {
 
     public init(_ state: State) {
         self.state = state
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        mutex = allocateAdaptiveMutex()
     }
 
     deinit {
@@ -40,4 +34,18 @@ public final class PThreadLocked<State>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
     }
+}
+
+/// A new, initialised `pthread_mutex_t` of the adaptive kind (it spins briefly before sleeping,
+/// so a waiter for a short critical section rarely needs a futex wait and a wake-up). The owner
+/// destroys and deallocates it.
+public func allocateAdaptiveMutex() -> UnsafeMutablePointer<pthread_mutex_t> {
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+    pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
+    return mutex
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import KeychainCore
 
 /// Log lines handed over by request threads and written by one background thread, in the order
 /// they were appended, many per `write(2)`.
@@ -51,15 +52,8 @@ public final class LineBatcher: @unchecked Sendable {
         let (seconds, attoseconds) = linger.components
         lingerNanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         self.capacity = capacity
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        // Adaptive (spins briefly before sleeping): the request threads and the writer hold it
-        // only for a copy or a swap, so a waiter rarely needs a futex wait and a wake-up.
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        // The request threads and the writer hold it only for a copy or a swap.
+        mutex = allocateAdaptiveMutex()
         work = Self.makeCondition()
         progress = Self.makeCondition()
         pending.reserveCapacity(64 << 10)
