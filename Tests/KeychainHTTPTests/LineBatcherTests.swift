@@ -25,7 +25,7 @@ struct LineBatcherTests {
         let threads = 4
         let perThread = 2_000
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
-            for number in 0..<perThread { batcher.append { $0 += "\(thread) \(number)\n".utf8 } }
+            for number in 0..<perThread { batcher.append(Array("\(thread) \(number)\n".utf8)) }
         }
         batcher.flush()
         let lines = collected.text
@@ -46,7 +46,7 @@ struct LineBatcherTests {
             collected.bytes.withLock { $0 += bytes }
         }
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
-            for number in 0..<100 { batcher.append { $0 += "\(thread):\(number)\n".utf8 } }
+            for number in 0..<100 { batcher.append(Array("\(thread):\(number)\n".utf8)) }
         }
         batcher.flush()
         #expect(collected.text.count == 300)
@@ -65,12 +65,12 @@ struct LineBatcherTests {
             }
             return false
         }
-        batcher.append { $0 += "first\n".utf8 }
+        batcher.append(Array("first\n".utf8))
         #expect(waitFor(1))
-        batcher.append { $0 += "while polling\n".utf8 }
+        batcher.append(Array("while polling\n".utf8))
         #expect(waitFor(2))
         usleep(20_000)
-        batcher.append { $0 += "after idling\n".utf8 }
+        batcher.append(Array("after idling\n".utf8))
         #expect(waitFor(3))
         #expect(collected.text == ["first", "while polling", "after idling"])
         batcher.close()
@@ -79,10 +79,10 @@ struct LineBatcherTests {
     @Test func afterCloseLinesAreWrittenOnTheCallingThread() {
         let collected = Collected()
         let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
-        batcher.append { $0 += "before\n".utf8 }
+        batcher.append(Array("before\n".utf8))
         batcher.close()
         #expect(collected.text == ["before"])
-        batcher.append { $0 += "after\n".utf8 }
+        batcher.append(Array("after\n".utf8))
         #expect(collected.text == ["before", "after"])
         batcher.flush()
     }

@@ -130,8 +130,7 @@ struct ObserveTests {
         var samples = Array(UInt64(0)..<3_000)
         samples += [10_000, 10_010, 10_100, 99_999, 1_000_000, 1_234_567, 86_400_000_000, 3_600_000_000_001]
         for microseconds in samples {
-            var bytes: [UInt8] = []
-            var line = LineWriter(appendingTo: &bytes)
+            var line = LineWriter()
             line.milliseconds("ms", microseconds: microseconds)
             let written = String(decoding: line.finish(), as: UTF8.self)
             #expect(written == "{\"ms\":\(Double(microseconds) / 1000)}\n")

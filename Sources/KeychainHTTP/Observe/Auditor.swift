@@ -136,17 +136,9 @@ public final class Auditor: Sendable {
 
     // MARK: - Lines
 
-    /// The entry as one JSON line.
+    /// The entry as one JSON line, written field by field (this runs on every request).
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(384)
-        write(entry, phase: phase, into: &bytes)
-        return bytes
-    }
-
-    /// Appends the entry as one JSON line to `bytes`, field by field (this runs on every request).
-    private func write(_ entry: Entry, phase: String?, into bytes: inout [UInt8]) {
-        var line = LineWriter(appendingTo: &bytes)
+        var line = LineWriter()
         line.time("time", millisecondsSince1970: clock(), timestamps)
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
@@ -162,16 +154,17 @@ public final class Auditor: Sendable {
         if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
         if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
         if let microseconds = entry.microseconds { line.milliseconds("ms", microseconds: microseconds) }
-        bytes = line.finish()
+        return line.finish()
     }
 
     /// Writes (or, batched, queues) the entry's line; false when it could not be written.
     private func record(_ entry: Entry, phase: String?) -> Bool {
+        let bytes = line(entry, phase: phase)
         if let batcher {
-            batcher.append { write(entry, phase: phase, into: &$0) }
+            batcher.append(bytes)
             return true
         }
-        return writer.append(line(entry, phase: phase), lines: 1)
+        return writer.append(bytes, lines: 1)
     }
 
     /// Appends to the file, counting failed lines and logging once per run of failures (not
@@ -313,14 +306,13 @@ public final class Auditor: Sendable {
     }
 }
 
-/// Writes one JSON object as a line, `{"key":value,...}\n`, at the end of a byte buffer.
+/// Writes one JSON object as a line: `{"key":value,...}\n`.
 struct LineWriter {
     private var bytes: [UInt8] = []
     private var empty = true
 
-    /// Takes `buffer` over (its bytes stay in front of the line) until `finish` hands it back.
-    init(appendingTo buffer: inout [UInt8]) {
-        swap(&bytes, &buffer)
+    init() {
+        bytes.reserveCapacity(384)
         bytes.append(UInt8(ascii: "{"))
     }
 
@@ -383,7 +375,7 @@ struct LineWriter {
         bytes.append(UInt8(ascii: "}"))
     }
 
-    /// The buffer, with the line and its newline appended.
+    /// The line, closed and with its newline.
     consuming func finish() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
         bytes.append(0x0A)

@@ -71,15 +71,12 @@ public final class LineBatcher: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Queues one line that `write` appends (complete, newline included) to an empty buffer. The
-    /// line is built before the mutex is taken and only copied under it: built under the mutex,
-    /// the two libmicrohttpd workers queued behind each other's formatting (about 2 µs a line)
-    /// and the token route lost a quarter of its throughput. Waits only while `capacity` bytes
-    /// are pending. After `close`, the line is handed to the sink on the calling thread.
-    public func append(writing write: (inout [UInt8]) -> Void) {
-        var line: [UInt8] = []
-        line.reserveCapacity(512)
-        write(&line)
+    /// Queues `line` (complete, newline included). Callers build the line before this takes the
+    /// mutex, which is held only for the copy: lines built under it made the two libmicrohttpd
+    /// workers queue behind each other's formatting (about 2 µs a line), and the token route lost
+    /// a quarter of its throughput. Waits only while `capacity` bytes are pending. After `close`,
+    /// the line is handed to the sink on the calling thread.
+    public func append(_ line: [UInt8]) {
         pthread_mutex_lock(mutex)
         while pending.count >= capacity, !stopped { pthread_cond_wait(progress, mutex) }
         if stopped {

@@ -93,28 +93,28 @@ public struct StandardErrorLogHandler: LogHandler {
     private func writeLine(
         _ level: Logger.Level, metadata pretty: String?, source: String, message: (inout [UInt8]) -> Void
     ) {
-        let now = LineTimestamp.now()
-        Self.output.append { line in
-            Self.timestamps.append(millisecondsSince1970: now, to: &line)
+        var line: [UInt8] = []
+        line.reserveCapacity(160)
+        Self.timestamps.append(millisecondsSince1970: LineTimestamp.now(), to: &line)
+        line.append(UInt8(ascii: " "))
+        line.append(contentsOf: level.rawValue.utf8)
+        if !label.isEmpty {
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: level.rawValue.utf8)
-            if !label.isEmpty {
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: label.utf8)
-            }
-            line.append(UInt8(ascii: ":"))
-            if let pretty {
-                line.append(UInt8(ascii: " "))
-                line.append(contentsOf: pretty.utf8)
-            }
-            line.append(UInt8(ascii: " "))
-            line.append(UInt8(ascii: "["))
-            line.append(contentsOf: source.utf8)
-            line.append(UInt8(ascii: "]"))
-            line.append(UInt8(ascii: " "))
-            message(&line)
-            line.append(0x0A)
+            line.append(contentsOf: label.utf8)
         }
+        line.append(UInt8(ascii: ":"))
+        if let pretty {
+            line.append(UInt8(ascii: " "))
+            line.append(contentsOf: pretty.utf8)
+        }
+        line.append(UInt8(ascii: " "))
+        line.append(UInt8(ascii: "["))
+        line.append(contentsOf: source.utf8)
+        line.append(UInt8(ascii: "]"))
+        line.append(UInt8(ascii: " "))
+        message(&line)
+        line.append(0x0A)
+        Self.output.append(line)
         if level >= .warning { Self.output.flush() }
     }
 
