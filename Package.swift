@@ -99,7 +99,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainStoreTests",
-            dependencies: ["KeychainStore", "KeychainCore", "KeychainTestSupport"],
+            dependencies: ["KeychainStore", "KeychainCore", "KeychainTestSupport", "CSQLite"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(

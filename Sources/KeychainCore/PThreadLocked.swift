@@ -8,8 +8,10 @@ import Glibc
 /// of `/health` and of the token route under wrk (docs/benchmarks.md).
 public final class PThreadLocked<State>: @unchecked Sendable {
     // @unchecked: `state` is only touched while `mutex` is held.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var state: State
+    // Inlinable, so that callers in other modules get `withLock` specialised for their state and
+    // closure instead of the generic entry point (metadata lookups on every call).
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline var state: State
 
     public init(_ state: State) {
         self.state = state
@@ -22,6 +24,7 @@ public final class PThreadLocked<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    @inlinable
     public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
@@ -29,6 +32,7 @@ public final class PThreadLocked<State>: @unchecked Sendable {
     }
 
     /// `withLock` when the mutex is free right now; nil (and `body` not run) when another thread holds it.
+    @inlinable
     public func withLockIfAvailable<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }

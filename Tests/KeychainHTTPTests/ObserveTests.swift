@@ -79,6 +79,41 @@ struct ObserveTests {
         #expect(unknownClass.itemClass == nil && unknownClass.attributes.isEmpty)
     }
 
+    @Test func tagMemoAnswersOnlyTheMessageItHolds() {
+        let memo = AuditTagMemo(slots: 8)
+        let bob = AuditTagMemo.Message("account", Auditor.raw("bob"))
+        #expect(memo.tag(for: bob) == nil)
+        memo.remember("tag-bob", for: bob)
+        #expect(memo.tag(for: AuditTagMemo.Message("account", Auditor.raw("bob"))) == "tag-bob")
+        #expect(memo.tag(for: AuditTagMemo.Message("service", Auditor.raw("bob"))) == nil)
+        #expect(memo.tag(for: AuditTagMemo.Message("account", Auditor.raw("bo"))) == nil)
+    }
+
+    @Test func tagMemoReplacesWhatSharesASlot() {
+        let memo = AuditTagMemo(slots: 1)  // one slot: every message shares it
+        let first = AuditTagMemo.Message("account", Auditor.raw("a"))
+        let second = AuditTagMemo.Message("account", Auditor.raw("b"))
+        memo.remember("tag-a", for: first)
+        memo.remember("tag-b", for: second)
+        #expect(memo.tag(for: first) == nil, "replaced, so recomputed: never another message's tag")
+        #expect(memo.tag(for: second) == "tag-b")
+    }
+
+    @Test func rememberedTagsEqualComputedOnes() {
+        let calls = PThreadLocked(0)
+        let auditor = Auditor(
+            file: AuditFile(path: "/dev/null"), failClosed: false,
+            mac: { calls.withLock { $0 += 1 }; return Array(SHA256Stub.digest($0)) }, logger: Self.noLog)
+        let values = (0..<10_000).map { "value-\($0)" }
+        let first = values.map { auditor.tag("account", Auditor.raw($0)) }
+        let again = values.map { auditor.tag("account", Auditor.raw($0)) }
+        #expect(first == again)
+        #expect(Set(first).count == values.count)
+        let computed = calls.withLock { $0 }
+        #expect(computed < 2 * values.count, "some were remembered")
+        #expect(computed > values.count, "more values than slots: some were recomputed")
+    }
+
     @Test func aDeletedFileIsReopenedAtOnce() throws {
         let path = Self.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }

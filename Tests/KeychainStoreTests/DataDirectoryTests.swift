@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import KeychainCore
 import Testing
@@ -240,6 +241,13 @@ struct SchemaTests {
             case .date(let date): #expect(literal == "\(date.millisecondsSince1970)")
             }
         }
+    }
+
+    @Test func sqliteKeepsNoMemoryStatistics() throws {
+        // With statistics on, every SQLite allocation takes one process-wide mutex.
+        let fixture = try VaultFixture()
+        _ = try fixture.vault.pool.write { db in try db.scalarInt("SELECT count(*) FROM items") }
+        #expect(sqlite3_memory_used() == 0, "sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) was applied")
     }
 
     @Test func lookupByServiceAndAccountUsesTheLookupIndexInCreationOrder() throws {

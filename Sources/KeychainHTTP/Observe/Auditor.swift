@@ -214,39 +214,16 @@ public final class Auditor: Sendable {
     /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]). Requests
     /// repeat the same few values (a service's token fetches), so recent tags are remembered.
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
-        let message = TagMessage(name, canonical)
-        if let known = recentTags.withLock({ $0[message] }) { return known }
+        let message = AuditTagMemo.Message(name, canonical)
+        if let known = recentTags.tag(for: message) { return known }
         guard let digest = mac(message.bytes) else { return "locked" }
         let tag = Self.base64url(digest.prefix(16))
-        recentTags.withLock { tags in
-            if tags.count >= Self.recentTagLimit { tags.removeAll(keepingCapacity: true) }
-            tags[message] = tag
-        }
+        recentTags.remember(tag, for: message)
         return tag
     }
 
-    /// `name ‖ 0x00 ‖ canonical value`: what is HMACed, and the key of a remembered tag.
-    struct TagMessage: Hashable {
-        let bytes: [UInt8]
-
-        init(_ name: String, _ canonical: [UInt8]) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(name.utf8.count + 1 + canonical.count)
-            bytes.append(contentsOf: name.utf8)
-            bytes.append(0)
-            bytes.append(contentsOf: canonical)
-            self.bytes = bytes
-        }
-
-        /// As one block: `[UInt8]`'s own hashing feeds the hasher byte by byte.
-        func hash(into hasher: inout Hasher) {
-            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
-
-    /// Tags by message; the audit key never changes while the server runs (docs/decisions.md).
-    private let recentTags = PThreadLocked<[TagMessage: String]>([:])
-    static let recentTagLimit = 4096
+    /// The audit key never changes while the server runs (docs/decisions.md), so neither do tags.
+    private let recentTags = AuditTagMemo()
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
@@ -287,8 +264,10 @@ public final class Auditor: Sendable {
         }
     }
 
+    private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     static func base64url<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let alphabet = base64urlAlphabet
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count * 4 + 2) / 3)
         var buffer: UInt32 = 0

@@ -17,6 +17,7 @@ final class SQLiteConnection: @unchecked Sendable {
     /// backups are), synchronous=FULL, a busy timeout and foreign keys on.
     init(path: String, busyTimeoutMilliseconds: Int32 = 5000, wal: Bool = true) throws {
         self.path = path
+        _ = Self.libraryConfigured
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
@@ -52,6 +53,14 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Process-wide SQLite settings, applied once before the first connection opens (SQLite
+    /// refuses them once initialised): no memory statistics, so allocations take no global mutex.
+    /// Only this module opens connections, so nothing can initialise SQLite before this runs.
+    private static let libraryConfigured: Void = {
+        let code = CSQLite_disable_memory_statistics()
+        precondition(code == SQLITE_OK, "sqlite3_config(SQLITE_CONFIG_MEMSTATUS) failed: \(code)")
+    }()
 
     /// The collation `caseInsensitive` queries use: Unicode case folding as Swift's
     /// `lowercased()` does it, so the SQLite store matches exactly what `ItemFilter.matches` (the
