@@ -41,10 +41,10 @@ final class SQLiteConnection: @unchecked Sendable {
             }
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA foreign_keys=ON")
-            // A 16 MiB page cache per connection keeps point reads flat as the vault grows (p50 at
-            // 1M items within 1.1x of 1k over HTTP). No memory-mapped I/O: mapped pages count in
-            // the server's resident memory (300 MB at 1M items with a 256 MiB map, 63 MB without;
-            // docs/benchmarks.md, "Scale").
+            // A 16 MiB page cache per connection holds the B-trees' upper levels, so a point read
+            // at 1M items fetches about 1.5 pages from the OS. No memory-mapped I/O: mapped pages
+            // count in the server's resident memory (300 MB at 1M items with a 256 MiB map, 63 MB
+            // without; docs/benchmarks.md, "Scale").
             try execute("PRAGMA cache_size=-16384")
         } catch {
             close()
