@@ -14,6 +14,7 @@
 # needs: wrk, curl, gcc, libmicrohttpd-dev; builds keychaind in release.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
 duration="${1:-10}"
 rounds="${2:-3}"
 baseline_port=8299
@@ -61,12 +62,6 @@ measure() {
     errors=$(awk '/Non-2xx/ {print $5}' <<<"$out")
     echo "$rps $(to_ms "$p50") $(to_ms "$p99") ${errors:-0}"
 }
-to_ms() { # wrk prints 812.00us / 1.20ms / 2.00s
-    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
-range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { low = $1 } { high = $1 } END { print low "–" high }'; }
 
 echo "## HTTP ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, $rounds rounds, config: ${KEYCHAIND_BENCH_CONFIG:-defaults})"
 echo

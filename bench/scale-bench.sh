@@ -16,6 +16,7 @@
 # temporary disk and about a minute to fill.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
 duration="${1:-10}"
 large="${2:-1000000}"
 rounds="${3:-3}"
@@ -32,8 +33,6 @@ swift build -c release --product keychaind >/dev/null
 swift build -c release --product StorageBench >/dev/null
 
 now_ms() { date +%s%3N; }
-to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /s$/ && v !~ /ms$/) n *= 1000; printf "%.3f", n }'; }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 sizes=(1000 "$large")
 next_port=18701
@@ -78,8 +77,8 @@ for round in $(seq 1 "$rounds"); do
         rps[$items]+=" $r"; p50[$items]+=" $p"; p99[$items]+=" $q"
         round_loaded[$items]=$p
     done
-    ratios_single+=" $(awk -v a="${round_single[1000]}" -v b="${round_single[$large]}" 'BEGIN { printf "%.2f", b / a }')"
-    ratios_loaded+=" $(awk -v a="${round_loaded[1000]}" -v b="${round_loaded[$large]}" 'BEGIN { printf "%.2f", b / a }')"
+    ratios_single+=" $(ratio "${round_single[$large]}" "${round_single[1000]}")"
+    ratios_loaded+=" $(ratio "${round_loaded[$large]}" "${round_loaded[1000]}")"
 done
 
 echo "## Scale ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, ${rounds} alternating rounds, random reads)"

@@ -1,0 +1,11 @@
+# Helpers shared by the bench/ scripts (sourced, not run).
+
+# wrk prints latencies as 812.00us / 1.20ms / 2.00s; this prints milliseconds.
+to_ms() {
+    awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.3f", n }'
+}
+# a / b to two decimals (0 when b is 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+# The median and the range ("low–high") of the space-separated numbers on stdin.
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { low = $1 } { high = $1 } END { print low "–" high }'; }
