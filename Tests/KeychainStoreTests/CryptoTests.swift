@@ -93,13 +93,19 @@ struct CryptoTests {
         }
     }
 
+    /// `text` sealed by the fixture's keyring for a new generic password of group g1.
+    static func seal(_ text: String, in fixture: VaultFixture) throws -> (binding: SealBinding, box: [UInt8]) {
+        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
+        let box = try fixture.vault.pool.write { db in
+            try db.transaction { try fixture.vault.keyring.seal(SecretBytes(utf8: text), binding: binding, on: db) }
+        }
+        return (binding, box)
+    }
+
     @Test func lockReleasesTheCiphersAndUnlockBringsThemBack() throws {
         let fixture = try VaultFixture()
         let keyring = fixture.vault.keyring
-        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
-        let box = try fixture.vault.pool.write { db in
-            try db.transaction { try keyring.seal(SecretBytes(utf8: "kept"), binding: binding, on: db) }
-        }
+        let (binding, box) = try Self.seal("kept", in: fixture)
         weak var cipher = try keyring.cipher(term: keyring.currentTerm)
         #expect(cipher != nil)
         #expect(try keyring.open(box, binding: binding).utf8String() == "kept")
@@ -115,10 +121,7 @@ struct CryptoTests {
     @Test func everyBitFlipInASealedBoxFailsWithDecode() throws {
         let fixture = try VaultFixture()
         let keyring = fixture.vault.keyring
-        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
-        let box = try fixture.vault.pool.write { db in
-            try db.transaction { try keyring.seal(SecretBytes(utf8: "top secret"), binding: binding, on: db) }
-        }
+        let (binding, box) = try Self.seal("top secret", in: fixture)
         #expect(box.count == SealedBox.overhead + 10)
         #expect(box[0] == 1)
         #expect(try keyring.open(box, binding: binding).utf8String() == "top secret")
@@ -147,10 +150,7 @@ struct CryptoTests {
     @Test func aBoxMovedToAnotherItemFails() throws {
         let fixture = try VaultFixture()
         let keyring = fixture.vault.keyring
-        let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
-        let box = try fixture.vault.pool.write { db in
-            try db.transaction { try keyring.seal(SecretBytes(utf8: "s"), binding: binding, on: db) }
-        }
+        let (binding, box) = try Self.seal("s", in: fixture)
         let others = [
             SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1"),
             SealBinding(itemClass: .genericPassword, persistentRef: binding.persistentRef, accessGroup: "g2"),
