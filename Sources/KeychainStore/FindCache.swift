@@ -2,8 +2,8 @@ import KeychainCore
 
 /// The rows of recent finds, as the database gave them: attributes, and secrets still **sealed**
 /// (each answer opens them again, so no plaintext is kept here; the same ciphertext sits in
-/// SQLite's page cache anyway). A token fetch or item read repeated between writes skips the SQL
-/// text, the statement, the B-tree walk and the decoding of 47 columns (docs/benchmarks.md).
+/// SQLite's page cache anyway). A token fetch or item read repeated between writes skips the
+/// statement, the B-tree walk and the decoding of the row (docs/benchmarks.md).
 ///
 /// Valid for one write generation of the `ConnectionPool`: an entry is stored only when no write
 /// finished while it was being read, and served only while no write has finished since, so an

@@ -19,12 +19,29 @@ public final class SQLiteItemStore: ItemStore {
         self.logger = logger
     }
 
-    private static let columns = Attribute.all
-    private static let columnList = columns.map(Schema.column).joined(separator: ", ")
-    private static let insertSQL =
-        "INSERT INTO items (class, persistent_ref, \(columnList), secret) VALUES (?, ?"
-        + String(repeating: ", ?", count: columns.count) + ", ?)"
-    private static let selectList = "seq, class, persistent_ref, \(columnList)"
+    /// The attribute columns of one stored class and the SQL naming them. A row holds only its
+    /// class's attributes (the service refuses any other), so an add writes and a find selects
+    /// and decodes only those: 16 of the 47 columns for a generic password.
+    struct ClassColumns {
+        /// In catalogue order.
+        let attributes: [Attribute]
+        /// `seq, class, persistent_ref` and the attribute columns, as a find selects them.
+        let selectList: String
+        let insertSQL: String
+        /// The column of the sealed secret when a find selects it after `selectList`.
+        var secretColumn: Int32 { SQLiteItemStore.firstAttributeColumn + Int32(attributes.count) }
+
+        init(_ itemClass: ItemClass) {
+            attributes = Attribute.attributes(of: itemClass)
+            let names = attributes.map(Schema.column).joined(separator: ", ")
+            selectList = "seq, class, persistent_ref, \(names)"
+            insertSQL =
+                "INSERT INTO items (class, persistent_ref, \(names), secret) VALUES (?, ?"
+                + String(repeating: ", ?", count: attributes.count) + ", ?)"
+        }
+    }
+
+    static let columnsByClass = Dictionary(uniqueKeysWithValues: ItemClass.storedClasses.map { ($0, ClassColumns($0)) })
     private static let firstAttributeColumn: Int32 = 3
     private static let classesByCode = Dictionary(uniqueKeysWithValues: ItemClass.storedClasses.map { ($0.code, $0) })
 
@@ -44,9 +61,10 @@ public final class SQLiteItemStore: ItemStore {
 
     /// Inserts one item, its secret sealed; call inside a write transaction on `db`.
     private func insert(_ item: Item, on db: SQLiteConnection) throws {
+        let columns = Self.columnsByClass[item.itemClass]!
         var values: [SQLiteValue] = [.text(item.itemClass.code), .text(item.persistentRef.rawValue)]
-        values.reserveCapacity(Self.columns.count + 3)
-        for attribute in Self.columns {
+        values.reserveCapacity(columns.attributes.count + 3)
+        for attribute in columns.attributes {
             values.append(item.attributes[attribute].map(Self.sqlValue) ?? .null)
         }
         if let secret = item.secret {
@@ -54,7 +72,7 @@ public final class SQLiteItemStore: ItemStore {
         } else {
             values.append(.null)
         }
-        try db.execute(Self.insertSQL, values)
+        try db.execute(columns.insertSQL, values)
     }
 
     public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
@@ -100,21 +118,12 @@ public final class SQLiteItemStore: ItemStore {
     /// The rows a find selects, secrets still sealed, one more than `limit` (to know whether a
     /// next page exists).
     private func selectRows(_ key: FindCache.Key, on db: SQLiteConnection) throws -> [FindCache.Row] {
-        var (whereClause, values) = Self.whereClause(key.filter)
-        if let cursor = key.after {
-            whereClause += " AND seq > ?"
-            values.append(.integer(cursor.afterSequence))
-        }
-        var sql =
-            "SELECT \(Self.selectList)\(key.includeSecrets ? ", secret" : "") FROM items WHERE \(whereClause) ORDER BY seq"
-        if let limit = key.limit {
-            sql += " LIMIT ?"
-            values.append(.integer(Int64(max(0, limit)) + 1))
-        }
-        let secretColumn = Int32(3 + Self.columns.count)
-        return try db.query(sql, values) { row in
+        let shape = FindShape(key)
+        let columns = Self.columnsByClass[key.filter.itemClass]!
+        let secretColumn = columns.secretColumn
+        return try db.query(shape, shape.values(of: key)) { row in
             FindCache.Row(
-                seq: row.int64(0), item: try Self.item(from: row),
+                seq: row.int64(0), item: try Self.item(from: row, columns: columns.attributes),
                 sealedSecret: key.includeSecrets && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil)
         }
     }
@@ -127,7 +136,7 @@ public final class SQLiteItemStore: ItemStore {
                 if case .string(let group)? = value { return group }
                 return ""
             }
-            let changedAttributes = Self.columns.filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
+            let changedAttributes = Self.columnsByClass[filter.itemClass]!.attributes.filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
             return try pool.write { db in
                 try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
                 return try db.transaction {
@@ -201,41 +210,11 @@ public final class SQLiteItemStore: ItemStore {
 
     // MARK: SQL building
 
-    /// The WHERE clause of a filter. The class is a literal (a fixed code, never caller text) so
-    /// the planner can use that class's partial indexes; every other value is bound.
+    /// The WHERE clause of a filter and the values to bind to it.
     static func whereClause(_ filter: ItemFilter) -> (String, [SQLiteValue]) {
-        var clause = classClauses[filter.itemClass] ?? ""
-        clause.reserveCapacity(400)
-        var values: [SQLiteValue] = []
-        values.reserveCapacity(filter.accessGroups.count + filter.equal.count + 1)
-        // `=` or a chain of `OR`s rather than `IN (…)`: SQLite builds an ephemeral table for an IN
-        // list on every execution, which cost more than the rest of a point read.
-        clause += " AND ("
-        for (index, group) in filter.accessGroups.enumerated() {
-            clause += index == 0 ? groupTerm : " OR " + groupTerm
-            values.append(.text(group))
-        }
-        clause += ")"
-        if let ref = filter.persistentRef {
-            clause += " AND persistent_ref = ?"
-            values.append(.text(ref.rawValue))
-        }
-        // In name order, so that equal filters give the same SQL (one cached statement).
-        for (attribute, wanted) in filter.equal.sorted(by: { $0.key.name < $1.key.name }) {
-            clause += equalityTerms[attribute] ?? ""
-            if filter.caseInsensitive, case .string = wanted { clause += foldedComparison }
-            values.append(sqlValue(wanted))
-        }
-        return (clause, values)
+        let shape = FilterShape(filter)
+        return (shape.whereClause, shape.values(of: filter))
     }
-
-    /// The SQL fragments `whereClause` joins, made once: it runs on every request.
-    private static let classClauses = Dictionary(
-        uniqueKeysWithValues: ItemClass.storedClasses.map { ($0, "class = '\($0.code)'") })
-    private static let groupTerm = "ifnull(\"accessGroup\", '') = ?"
-    private static let equalityTerms = Dictionary(
-        uniqueKeysWithValues: Attribute.all.map { ($0, " AND \(Schema.effective($0)) = ?") })
-    private static let foldedComparison = " COLLATE \(SQLiteConnection.caseInsensitiveCollation)"
 
     static func sqlValue(_ value: AttributeValue) -> SQLiteValue {
         switch value {
@@ -247,7 +226,8 @@ public final class SQLiteItemStore: ItemStore {
         }
     }
 
-    private static func item(from row: SQLiteStatement) throws -> Item {
+    /// The item of a row that selected `columns` (its class's) after `seq, class, persistent_ref`.
+    private static func item(from row: SQLiteStatement, columns: [Attribute]) throws -> Item {
         guard let itemClass = classesByCode[row.text(1)], let ref = PersistentRef(row.text(2)) else {
             throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
         }

@@ -51,6 +51,54 @@ struct ItemStoreConformanceTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func everyAttributeOfEachClassRoundTrips(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        let now = Date().truncatedToMilliseconds
+        for itemClass in ItemClass.storedClasses {
+            var attributes: [Attribute: AttributeValue] = [:]
+            for attribute in Attribute.attributes(of: itemClass) {
+                attributes[attribute] =
+                    switch attribute.valueType {
+                    case .string: .string("value of \(attribute.name)")
+                    case .enumeration(let enumeration): .string(enumeration.values[0].name)
+                    case .data: .data([1, 2, 3])
+                    case .integer: .integer(42)
+                    case .bool: .bool(true)
+                    case .date: .date(now)
+                    }
+            }
+            attributes[.accessGroup] = .string("g1")
+            let stored = Item(itemClass: itemClass, persistentRef: .random(), attributes: attributes, secret: nil)
+            try store.add([stored])
+            let found = try store.find(
+                ItemFilter(itemClass: itemClass, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+            #expect(found.items.map(\.attributes) == [attributes], "\(itemClass)")
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func equalityValuesBindToTheirOwnAttributes(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        // Each item's service is the other's account: values bound to the wrong terms would swap them.
+        let a = item(account: "y", service: "x")
+        let b = item(account: "x", service: "y")
+        try store.add([a, b])
+        func refs(_ service: String, _ account: String, caseInsensitive: Bool = false) throws -> [PersistentRef] {
+            let filter = ItemFilter(
+                itemClass: .genericPassword, accessGroups: ["g1"],
+                equal: [.service: .string(service), .account: .string(account)], caseInsensitive: caseInsensitive)
+            return try store.find(filter, limit: 1, after: nil, includeSecrets: false).items.map(\.persistentRef)
+        }
+        #expect(try refs("x", "y") == [a.persistentRef])
+        #expect(try refs("y", "x") == [b.persistentRef])
+        #expect(try refs("X", "Y").isEmpty)
+        #expect(try refs("X", "Y", caseInsensitive: true) == [a.persistentRef])
+        #expect(try refs("x", "y") == [a.persistentRef])
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func limitAndCursorPage(kind: StoreKind) throws {
         let (store, keep) = try kind.make()
         defer { withExtendedLifetime(keep) {} }

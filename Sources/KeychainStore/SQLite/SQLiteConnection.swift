@@ -1,7 +1,7 @@
 internal import CSQLite
 
 /// One SQLite connection: owns the `sqlite3*` (closed in `deinit` or by `close()`) and a cache of
-/// prepared statements keyed by SQL.
+/// prepared statements keyed by SQL, and one of finds' statements keyed by their `FindShape`.
 ///
 /// `@unchecked Sendable`: the connection is opened with `SQLITE_OPEN_NOMUTEX`, so it must never be
 /// used by two threads at once. `ConnectionPool` guarantees that: the writer is only touched
@@ -10,6 +10,7 @@ internal import CSQLite
 final class SQLiteConnection: @unchecked Sendable {
     private var db: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
+    private var finds: [FindShape: SQLiteStatement] = [:]
     let path: String
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)
@@ -72,6 +73,7 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Finalizes cached statements and closes the handle; idempotent.
     func close() {
         cache.removeAll()
+        finds.removeAll()
         if let db { sqlite3_close_v2(db) }
         db = nil
     }
@@ -88,6 +90,17 @@ final class SQLiteConnection: @unchecked Sendable {
         cache[sql] = statement
         return statement
     }
+
+    /// The cached prepared statement of finds of `shape`, prepared from `shape.sql` the first time.
+    func statement(for shape: FindShape) throws -> SQLiteStatement {
+        if let cached = finds[shape] { return cached }
+        let statement = try SQLiteStatement(db: handle(), sql: shape.sql)
+        finds[shape] = statement
+        return statement
+    }
+
+    /// How many find statements this connection keeps (one per shape it has run).
+    var preparedFindCount: Int { finds.count }
 
     /// Runs `sql` with `values`, ignoring rows; returns the number of rows changed.
     @discardableResult
@@ -108,7 +121,17 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Runs `sql` and maps every row.
     func query<T>(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteStatement) throws -> T) throws -> [T] {
-        let statement = try statement(sql)
+        try rows(of: statement(sql), values, row: row)
+    }
+
+    /// Runs the find statement of `shape` and maps every row.
+    func query<T>(_ shape: FindShape, _ values: [SQLiteValue], row: (SQLiteStatement) throws -> T) throws -> [T] {
+        try rows(of: statement(for: shape), values, row: row)
+    }
+
+    private func rows<T>(of statement: SQLiteStatement, _ values: [SQLiteValue], row: (SQLiteStatement) throws -> T)
+        throws -> [T]
+    {
         try statement.bind(values)
         defer { statement.reset() }
         var rows: [T] = []
