@@ -136,7 +136,9 @@ public final class SQLiteItemStore: ItemStore {
                 if case .string(let group)? = value { return group }
                 return ""
             }
-            let changedAttributes = Self.columnsByClass[filter.itemClass]!.attributes.filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
+            let changedAttributes = Self.columnsByClass[filter.itemClass]!.attributes.filter {
+                changes.attributes.keys.contains($0) && $0 != .modificationDate
+            }
             return try pool.write { db in
                 try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
                 return try db.transaction {
