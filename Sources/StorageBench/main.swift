@@ -68,16 +68,18 @@ if CommandLine.arguments.dropFirst().first == "populate" {
     exit(0)
 }
 
-/// Point reads at random over the `count` items `populate` put in `path`: p50 and p99 in µs.
-func readRandomly(path: String, count: Int, reads: Int) throws {
-    let vault = try DataDirectory(path: path).open(logger: logger)
-    defer { vault.close() }
+func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
+
+/// `reads` point reads by service+account, with the secret, of random items among the first
+/// `count` (made by `genp` in `group`); reports p50 and p99 and returns the p50, in µs.
+@discardableResult
+func measurePointReads(_ items: any ItemStore, count: Int, group: String, reads: Int) throws -> Double {
     var latencies: [Double] = []
     latencies.reserveCapacity(reads)
     for _ in 0..<reads {
         let i = Int.random(in: 0..<count)
         let start = DispatchTime.now().uptimeNanoseconds
-        let page = try vault.items.find(filter(i, group: "admin"), limit: 1, after: nil, includeSecrets: true)
+        let page = try items.find(filter(i, group: group), limit: 1, after: nil, includeSecrets: true)
         let end = DispatchTime.now().uptimeNanoseconds
         precondition(page.items.count == 1 && page.items[0].secret?.count == 64)
         latencies.append(Double(end - start) / 1000)
@@ -85,6 +87,7 @@ func readRandomly(path: String, count: Int, reads: Int) throws {
     latencies.sort()
     report(String(format: "point read by service+account with secret, %d items: p50 %.1f µs, p99 %.1f µs (%d reads)",
                   count, percentile(latencies, 0.5), percentile(latencies, 0.99), reads))
+    return percentile(latencies, 0.5)
 }
 
 if CommandLine.arguments.dropFirst().first == "read" {
@@ -94,14 +97,14 @@ if CommandLine.arguments.dropFirst().first == "read" {
         report("usage: StorageBench read DIR COUNT [READS]")
         exit(2)
     }
-    try readRandomly(path: arguments[0], count: count, reads: reads)
+    let vault = try DataDirectory(path: arguments[0]).open(logger: logger)
+    try measurePointReads(vault.items, count: count, group: "admin", reads: reads)
+    vault.close()
     exit(0)
 }
 
 let counts = CommandLine.arguments.dropFirst().compactMap(Int.init)
 let itemCounts = counts.isEmpty ? [1_000, 1_000_000] : counts
-
-func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
 
 let sealOpen = try StorageBenchmarkSupport.sealOpenPerSecond(size: 64, seconds: 3)
 report(String(format: "seal+open 64-byte secrets (1 thread, reused EVP ctx, with AAD): %.0f pairs/s", sealOpen))
@@ -121,20 +124,7 @@ for n in itemCounts {
         index += batch
     }
     report(String(format: "setup %d items in batches of 10,000: %.1f s", n, Date().timeIntervalSince(setupStart)))
-    var latencies: [Double] = []
-    let reads = 20_000
-    for _ in 0..<reads {
-        let i = Int.random(in: 0..<n)
-        let start = DispatchTime.now().uptimeNanoseconds
-        let page = try vault.items.find(filter(i), limit: 1, after: nil, includeSecrets: true)
-        let end = DispatchTime.now().uptimeNanoseconds
-        precondition(page.items.count == 1 && page.items[0].secret?.count == 64)
-        latencies.append(Double(end - start) / 1000)
-    }
-    latencies.sort()
-    p50s[n] = percentile(latencies, 0.5)
-    report(String(format: "point read by service+account with secret, %d items: p50 %.1f µs, p99 %.1f µs (%d reads)",
-                  n, percentile(latencies, 0.5), percentile(latencies, 0.99), reads))
+    p50s[n] = try measurePointReads(vault.items, count: n, group: "bench", reads: 20_000)
     vault.close()
     if n == itemCounts.max() { largest = directory } else { try? FileManager.default.removeItem(atPath: directory.path) }
 }
