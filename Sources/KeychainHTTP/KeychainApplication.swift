@@ -84,7 +84,7 @@ public struct KeychainApplication: HTTPResponder {
             route: routeName, method: request.method, status: response.status,
             seconds: Double(elapsedNanoseconds) / 1_000_000_000)
         if let auditor {
-            var entry = audit ?? auditor.begin(request, route: routeName)
+            var entry = audit.take() ?? auditor.begin(request, route: routeName)
             entry.client = clientName
             entry.status = response.status
             entry.osStatus = osStatus

@@ -18,7 +18,7 @@ public enum RouteAccess: Sendable {
 /// only on open routes).
 public struct RequestContext: Sendable {
     public let request: HTTPRequest
-    public let parameters: [String: String]
+    public let parameters: PathParameters
     public let client: Client?
 
     /// The authenticated caller; only open routes have none.
@@ -34,12 +34,22 @@ public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPRespons
 /// its plain path and under `/v1`. An unknown path is 404, a known path with another method 405
 /// with `Allow`, both in the contract's error shape.
 public struct Router: Sendable {
-    public struct Route: Sendable {
+    /// A class, so that a match hands over one reference rather than copies of the pattern,
+    /// segments and handler (each a count of references on memory every worker thread shares).
+    public final class Route: Sendable {
         public let method: HTTPMethod
         public let pattern: String
         public let access: RouteAccess
         let segments: [Segment]
         let handler: RouteHandler
+
+        init(method: HTTPMethod, pattern: String, access: RouteAccess, segments: [Segment], handler: @escaping RouteHandler) {
+            self.method = method
+            self.pattern = pattern
+            self.access = access
+            self.segments = segments
+            self.handler = handler
+        }
     }
 
     enum Segment: Sendable, Equatable {
@@ -50,7 +60,7 @@ public struct Router: Sendable {
 
     /// The outcome of matching a request's method and path.
     public enum Match: Sendable {
-        case found(Route, parameters: [String: String])
+        case found(Route, parameters: PathParameters)
         case methodNotAllowed(allowed: [HTTPMethod])
         case notFound
     }
@@ -83,12 +93,11 @@ public struct Router: Sendable {
                 var parts = Self.split(path, into: buffer)
                 if parts.count > 0, Self.equal(path, parts[0], Self.versionPrefix) { parts = UnsafeMutableBufferPointer(rebasing: parts[1...]) }
                 var allowed: [HTTPMethod] = []
-                // By index: copying each `Route` out would count references to its closure and arrays.
-                for index in routes.indices where routes[index].segments.count == parts.count {
-                    guard Self.fits(routes[index].segments, path, parts) else { continue }
-                    let method = routes[index].method
+                for route in routes where route.segments.count == parts.count {
+                    guard Self.fits(route.segments, path, parts) else { continue }
+                    let method = route.method
                     if method == wanted {
-                        return .found(routes[index], parameters: Self.bind(routes[index].segments, path, parts))
+                        return .found(route, parameters: Self.bind(route.segments, path, parts))
                     }
                     if !allowed.contains(method) { allowed.append(method) }
                     if method == .get, !allowed.contains(.head) { allowed.append(.head) }
@@ -140,13 +149,42 @@ public struct Router: Sendable {
     /// The path parameters of `parts`, which fit `segments`.
     private static func bind(
         _ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>
-    ) -> [String: String] {
-        var parameters: [String: String] = [:]
+    ) -> PathParameters {
+        var parameters = PathParameters()
         for index in segments.indices {
             if case .parameter(let name) = segments[index] {
-                parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[parts[index]]), as: UTF8.self)
+                parameters.append(name, String(decoding: UnsafeBufferPointer(rebasing: path[parts[index]]), as: UTF8.self))
             }
         }
         return parameters
+    }
+}
+
+/// The `{name}` segments of a matched path, in the pattern's order. A route has at most two, so
+/// they are found by comparing names: no dictionary to allocate and hash on every request.
+public struct PathParameters: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
+    public typealias Element = (name: String, value: String)
+    private var pairs: [Element] = []
+
+    public init() {}
+
+    public init(dictionaryLiteral elements: (String, String)...) {
+        pairs = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// The value of the parameter named `name`, nil when the pattern has none.
+    public subscript(name: String) -> String? {
+        pairs.first { $0.name == name }?.value
+    }
+
+    public var count: Int { pairs.count }
+
+    mutating func append(_ name: String, _ value: String) { pairs.append((name, value)) }
+
+    public func makeIterator() -> IndexingIterator<[Element]> { pairs.makeIterator() }
+
+    /// The same names with the same values, in any order.
+    public static func == (lhs: PathParameters, rhs: PathParameters) -> Bool {
+        lhs.count == rhs.count && lhs.pairs.allSatisfy { rhs[$0.name] == $0.value }
     }
 }

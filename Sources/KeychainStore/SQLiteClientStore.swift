@@ -15,8 +15,18 @@ public final class SQLiteClientStore: ClientStore {
     /// SHA-256 of a 256-bit random token: a timing difference in the dictionary reveals nothing
     /// about a token.
     private struct Cache {
-        var clients: [[UInt8]: Client] = [:]
+        var clients: [TokenHash: Client] = [:]
         var generation: UInt64 = 0
+    }
+
+    /// A token hash as a dictionary key, hashed as one run of bytes (an array of bytes is hashed
+    /// byte by byte, which cost more than the rest of the lookup).
+    private struct TokenHash: Hashable {
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     private let cache = PThreadLocked(Cache())
@@ -47,14 +57,15 @@ public final class SQLiteClientStore: ClientStore {
     }
 
     public func client(forTokenHash tokenHash: [UInt8]) throws -> Client? {
-        let (cached, generation) = cache.withLock { ($0.clients[tokenHash], $0.generation) }
+        let key = TokenHash(bytes: tokenHash)
+        let (cached, generation) = cache.withLock { ($0.clients[key], $0.generation) }
         if let cached { return cached }
         let client = try lookUp(tokenHash)
         if let client {
             cache.withLock { cache in
                 guard cache.generation == generation else { return }
                 if cache.clients.count >= Self.cacheLimit { cache.clients.removeAll() }
-                cache.clients[tokenHash] = client
+                cache.clients[key] = client
             }
         }
         return client

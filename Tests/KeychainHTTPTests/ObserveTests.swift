@@ -127,24 +127,16 @@ struct ObserveTests {
     @Test(arguments: [
         (Int64(0), "1970-01-01T00:00:00.000Z"), (-1, "1969-12-31T23:59:59.999Z"),
         (951_782_400_000, "2000-02-29T00:00:00.000Z"), (1_795_298_140_684, "2026-11-21T21:55:40.684Z"),
-        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"),
+        (253_402_300_799_999, "9999-12-31T23:59:59.999Z"), (1_795_298_140_999, "2026-11-21T21:55:40.999Z"),
+        (1_795_298_141_000, "2026-11-21T21:55:41.000Z"), (-1000, "1969-12-31T23:59:59.000Z"),
+        (-1001, "1969-12-31T23:59:58.999Z"),
     ])
     func timestampsAreRFC3339WithMilliseconds(milliseconds: Int64, text: String) {
         #expect(RFC3339.format(millisecondsSince1970: milliseconds) == text)
         #expect(RFC3339.parse(text)?.millisecondsSince1970 == milliseconds)
         var bytes = Array("x".utf8)
-        LineTimestamp().append(millisecondsSince1970: milliseconds, to: &bytes)
+        LineTimestamp.append(millisecondsSince1970: milliseconds, to: &bytes)
         #expect(String(decoding: bytes, as: UTF8.self) == "x" + text)
-    }
-
-    @Test func lineTimestampsKeepTheSecondAndWriteTheMilliseconds() {
-        let timestamps = LineTimestamp()
-        for milliseconds in [1_795_298_140_684, 1_795_298_140_999, 1_795_298_141_000, 1_795_298_141_001, 1_795_298_140_684,
-                             -1, -1000, -1001, 0] as [Int64] {
-            var bytes: [UInt8] = []
-            timestamps.append(millisecondsSince1970: milliseconds, to: &bytes)
-            #expect(String(decoding: bytes, as: UTF8.self) == RFC3339.format(millisecondsSince1970: milliseconds))
-        }
     }
 
     @Test func decimals() {

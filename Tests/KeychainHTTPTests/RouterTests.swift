@@ -41,6 +41,19 @@ struct RouterTests {
         #expect(parameters == ["class": "key", "ref": reference])
     }
 
+    @Test func pathParametersAreFoundByNameAndCompareInAnyOrder() {
+        guard case .found(_, let parameters) = router().match(method: .get, path: "/items/key/r1") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters["class"] == "key" && parameters["ref"] == "r1")
+        #expect(parameters["service"] == nil)
+        #expect(parameters == ["ref": "r1", "class": "key"])
+        #expect(parameters != ["class": "key", "ref": "r2"])
+        #expect(parameters != ["class": "key"])
+        #expect(parameters.map(\.name) == ["class", "ref"], "in the pattern's order")
+    }
+
     @Test func wrongMethodListsTheAllowedOnes() {
         guard case .methodNotAllowed(let allowed) = router().match(method: .post, path: "/v1/items/key") else {
             Issue.record("expected 405")

@@ -11,6 +11,19 @@ public enum RFC3339 {
     /// The same from milliseconds since 1970, written into one buffer (every answer and every
     /// audit line carries dates, so this avoids building the text piece by piece).
     public static func format(millisecondsSince1970 milliseconds: Int64) -> String {
+        String(unsafeUninitializedCapacity: formattedLength) { buffer in
+            write(millisecondsSince1970: milliseconds, into: UnsafeMutableBufferPointer(rebasing: buffer[..<formattedLength]))
+            return formattedLength
+        }
+    }
+
+    /// The length of the answer form (`2026-11-21T10:00:00.123Z`).
+    public static let formattedLength = 24
+
+    /// Writes the answer form into `buffer`, which holds exactly `formattedLength` bytes. Pure
+    /// arithmetic, no shared state: log and audit lines call it from every request thread.
+    public static func write(millisecondsSince1970 milliseconds: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
+        precondition(buffer.count == formattedLength)
         var days = milliseconds / 86_400_000
         var rest = milliseconds % 86_400_000
         if rest < 0 {
@@ -18,28 +31,21 @@ public enum RFC3339 {
             days -= 1
         }
         let (year, month, day) = civil(fromDays: days)
-        return String(unsafeUninitializedCapacity: 24) { buffer in
-            func put(_ value: Int64, at offset: Int, digits: Int) {
-                var value = value
-                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
-                    buffer[index] = UInt8(48 + value % 10)
-                    value /= 10
-                }
+        func put(_ value: Int64, at offset: Int, digits: Int, then separator: UInt8) {
+            var value = value
+            for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                buffer[index] = UInt8(48 + value % 10)
+                value /= 10
             }
-            put(year, at: 0, digits: 4)
-            put(month, at: 5, digits: 2)
-            put(day, at: 8, digits: 2)
-            put(rest / 3_600_000, at: 11, digits: 2)
-            put(rest / 60_000 % 60, at: 14, digits: 2)
-            put(rest / 1000 % 60, at: 17, digits: 2)
-            put(rest % 1000, at: 20, digits: 3)
-            for (offset, separator) in [(4, "-"), (7, "-"), (10, "T"), (13, ":"), (16, ":"), (19, "."), (23, "Z")]
-                as [(Int, Unicode.Scalar)]
-            {
-                buffer[offset] = UInt8(ascii: separator)
-            }
-            return 24
+            buffer[offset + digits] = separator
         }
+        put(year, at: 0, digits: 4, then: UInt8(ascii: "-"))
+        put(month, at: 5, digits: 2, then: UInt8(ascii: "-"))
+        put(day, at: 8, digits: 2, then: UInt8(ascii: "T"))
+        put(rest / 3_600_000, at: 11, digits: 2, then: UInt8(ascii: ":"))
+        put(rest / 60_000 % 60, at: 14, digits: 2, then: UInt8(ascii: ":"))
+        put(rest / 1000 % 60, at: 17, digits: 2, then: UInt8(ascii: "."))
+        put(rest % 1000, at: 20, digits: 3, then: UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; fractions beyond milliseconds are cut.

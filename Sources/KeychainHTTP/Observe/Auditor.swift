@@ -15,8 +15,8 @@ import Synchronization
 ///
 /// By default (fail-open, no fsync) lines go through a `LineBatcher`: the request thread only
 /// queues its line, and a background thread appends the queued lines to the file about every
-/// millisecond with one `write(2)`. A line therefore reaches the kernel shortly *after* its
-/// answer; a crash of keychaind can lose the last millisecond of lines. `failClosed` or
+/// 10 ms with one `write(2)`. A line therefore reaches the kernel shortly *after* its answer; a
+/// crash of keychaind can lose the last 10 ms or so of lines. `failClosed` or
 /// `audit.fsync` write every line on the request thread, before the answer.
 public final class Auditor: Sendable {
     public let file: AuditFile
@@ -26,7 +26,6 @@ public final class Auditor: Sendable {
     private let mac: @Sendable ([UInt8]) -> [UInt8]?
     /// Now, in milliseconds since 1970.
     private let clock: @Sendable () -> Int64
-    private let timestamps = LineTimestamp()
     private let sequence = Atomic<UInt64>(0)
     private let writer: Writer
 
@@ -87,7 +86,7 @@ public final class Auditor: Sendable {
     /// attributes of the class are kept (never `value`, `data`, `privateKey`, control keys or
     /// unknown names); path parameters other than the class, the reference and a client name
     /// are HMACed.
-    func subject(of request: HTTPRequest, parameters: [String: String]) -> Subject {
+    func subject(of request: HTTPRequest, parameters: PathParameters) -> Subject {
         var subject = Subject()
         var className: String?
         func add(_ name: String, _ value: String) {
@@ -103,7 +102,7 @@ public final class Auditor: Sendable {
         }
         // In name order; most routes have one parameter, which needs no sorting.
         if parameters.count > 1 {
-            for (name, value) in parameters.sorted(by: { $0.key < $1.key }) { add(name, value) }
+            for (name, value) in parameters.sorted(by: { $0.name < $1.name }) { add(name, value) }
         } else {
             for (name, value) in parameters { add(name, value) }
         }
@@ -139,7 +138,7 @@ public final class Auditor: Sendable {
     /// The entry as one JSON line, written field by field (this runs on every request).
     func line(_ entry: Entry, phase: String?) -> [UInt8] {
         var line = LineWriter()
-        line.time("time", millisecondsSince1970: clock(), timestamps)
+        line.time("time", millisecondsSince1970: clock())
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
         if let client = entry.client { line.string("client", client) } else { line.null("client") }
@@ -311,10 +310,10 @@ struct LineWriter {
     }
 
     /// RFC 3339, UTC, milliseconds.
-    mutating func time(_ name: StaticString, millisecondsSince1970 milliseconds: Int64, _ timestamps: LineTimestamp) {
+    mutating func time(_ name: StaticString, millisecondsSince1970 milliseconds: Int64) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
-        timestamps.append(millisecondsSince1970: milliseconds, to: &bytes)
+        LineTimestamp.append(millisecondsSince1970: milliseconds, to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 

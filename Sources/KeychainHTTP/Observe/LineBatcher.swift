@@ -45,9 +45,12 @@ public final class LineBatcher: @unchecked Sendable {
     private var stopped = false
 
     /// - Parameters:
-    ///   - linger: how long the writer waits for more lines after the first of a batch.
+    ///   - linger: how long the writer waits for more lines after the first of a batch. 10 ms:
+    ///     at 1 ms the writer's thousand wake-ups a second (each a futex wait, a `write(2)` and a
+    ///     context switch on a busy core) cost the token fetch ~5 % of its throughput
+    ///     (docs/benchmarks.md).
     ///   - capacity: pending bytes at which `append` starts waiting.
-    public init(name: String, linger: Duration = .milliseconds(1), capacity: Int = 4 << 20, sink: @escaping Sink) {
+    public init(name: String, linger: Duration = .milliseconds(10), capacity: Int = 4 << 20, sink: @escaping Sink) {
         self.sink = sink
         let (seconds, attoseconds) = linger.components
         lingerNanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)

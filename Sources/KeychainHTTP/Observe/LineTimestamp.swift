@@ -4,14 +4,12 @@ import Glibc
 import KeychainCore
 
 /// The time of log and audit lines: RFC 3339, UTC, milliseconds (`2026-11-21T23:05:27.123Z`,
-/// `RFC3339.format`'s form), appended straight to a line's bytes. The text up to the second is
-/// formatted once a second and kept; a line writes only its milliseconds.
-public final class LineTimestamp: Sendable {
-    /// The second last written and its text up to the milliseconds (`2026-11-21T23:05:27.`).
-    private let current = PThreadLocked<(second: Int64, text: [UInt8])>((.min, []))
-
-    init() {}
-
+/// `RFC3339.format`'s form), appended straight to a line's bytes.
+///
+/// Formatted from the number on every line, with no state: a cached text of the current second
+/// behind a lock (as this once was) cost more, because every request thread then wrote to the
+/// same lock and array and the cores passed those cache lines back and forth (docs/benchmarks.md).
+public enum LineTimestamp {
     /// Now, in milliseconds since 1970 (the real-time clock).
     public static func now() -> Int64 {
         var now = timespec()
@@ -19,23 +17,11 @@ public final class LineTimestamp: Sendable {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
-    func append(millisecondsSince1970 milliseconds: Int64, to bytes: inout [UInt8]) {
-        var second = milliseconds / 1000
-        var millisecond = milliseconds % 1000
-        if millisecond < 0 {
-            second -= 1
-            millisecond += 1000
+    static func append(millisecondsSince1970 milliseconds: Int64, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RFC3339.formattedLength) { text in
+            RFC3339.write(millisecondsSince1970: milliseconds, into: text)
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
         }
-        current.withLock { current in
-            if current.second != second {
-                current = (second, Array(RFC3339.format(millisecondsSince1970: second * 1000).utf8.dropLast(4)))
-            }
-            bytes.append(contentsOf: current.text)
-        }
-        bytes.append(UInt8(48 + millisecond / 100))
-        bytes.append(UInt8(48 + millisecond / 10 % 10))
-        bytes.append(UInt8(48 + millisecond % 10))
-        bytes.append(UInt8(ascii: "Z"))
     }
 }
 

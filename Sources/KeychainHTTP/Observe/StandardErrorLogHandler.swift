@@ -9,7 +9,7 @@ import Logging
 /// milliseconds (`2026-11-21T23:05:27.123Z`).
 ///
 /// The request log writes a line per request, so lines go through a `LineBatcher` (one
-/// `write(2)` for many lines, about every millisecond, off the request path) instead of
+/// `write(2)` for many lines, about every 10 ms, off the request path) instead of
 /// `StreamLogHandler`'s locked `fwrite` per line, whose `localtime` also `stat`s
 /// `/etc/localtime` on every call. Warnings and worse are flushed before `log` returns, so they
 /// are out before anything that follows them (an exit, a crash). `flush()` at exit writes the rest.
@@ -34,8 +34,6 @@ public struct StandardErrorLogHandler: LogHandler {
 
     /// Writes out every line logged so far.
     public static func flush() { output.flush() }
-
-    private static let timestamps = LineTimestamp()
 
     private let label: String
     public var logLevel: Logger.Level
@@ -95,7 +93,7 @@ public struct StandardErrorLogHandler: LogHandler {
     ) {
         var line: [UInt8] = []
         line.reserveCapacity(160)
-        Self.timestamps.append(millisecondsSince1970: LineTimestamp.now(), to: &line)
+        LineTimestamp.append(millisecondsSince1970: LineTimestamp.now(), to: &line)
         line.append(UInt8(ascii: " "))
         line.append(contentsOf: level.rawValue.utf8)
         if !label.isEmpty {

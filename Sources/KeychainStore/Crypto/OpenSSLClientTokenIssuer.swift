@@ -17,5 +17,9 @@ public struct OpenSSLClientTokenIssuer: ClientTokenIssuer {
         return (token, hash(token))
     }
 
-    public func hash(_ token: String) -> [UInt8] { Digest.sha256(Array(token.utf8)) }
+    /// Hashes the token's UTF-8 where it lies (no copy into an array first: this runs on every request).
+    public func hash(_ token: String) -> [UInt8] {
+        var token = token
+        return token.withUTF8 { Digest.sha256(UnsafeRawBufferPointer($0)) }
+    }
 }
