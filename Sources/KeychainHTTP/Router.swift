@@ -93,11 +93,12 @@ public struct Router: Sendable {
                 var parts = Self.split(path, into: buffer)
                 if parts.count > 0, Self.equal(path, parts[0], Self.versionPrefix) { parts = UnsafeMutableBufferPointer(rebasing: parts[1...]) }
                 var allowed: [HTTPMethod] = []
-                for route in routes where route.segments.count == parts.count {
-                    guard Self.fits(route.segments, path, parts) else { continue }
-                    let method = route.method
+                // By index: iterating by value would count a reference on every route looked at.
+                for index in routes.indices where routes[index].segments.count == parts.count {
+                    guard Self.fits(routes[index].segments, path, parts) else { continue }
+                    let method = routes[index].method
                     if method == wanted {
-                        return .found(route, parameters: Self.bind(route.segments, path, parts))
+                        return .found(routes[index], parameters: Self.bind(routes[index].segments, path, parts))
                     }
                     if !allowed.contains(method) { allowed.append(method) }
                     if method == .get, !allowed.contains(.head) { allowed.append(.head) }
