@@ -44,8 +44,7 @@ extension JSONValue {
     /// bytes that need no escape are copied whole (every answer and log line goes through here).
     public static func writeString(_ string: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        var string = string
-        string.withUTF8 { utf8 in
+        string.withUTF8Bytes { utf8 in
             var runStart = 0
             for index in utf8.indices {
                 let byte = utf8[index]
@@ -67,5 +66,24 @@ extension JSONValue {
             output.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         }
         output.append(UInt8(ascii: "\""))
+    }
+}
+
+extension String {
+    /// Runs `body` over the string's UTF-8 where it lies. Unlike `withUTF8`, which needs a
+    /// `var` (a copy, so one more reference counted and released), this borrows the string.
+    @inlinable
+    public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Appends `text`'s UTF-8, copied straight from the string's storage.
+    @inlinable
+    public mutating func appendUTF8(_ text: String) {
+        text.withUTF8Bytes { append(contentsOf: $0) }
     }
 }

@@ -10,28 +10,60 @@ public struct HTTPRequest: Sendable {
         }
     }
 
-    public var method: HTTPMethod
-    public var path: String
-    public var queryItems: [QueryItem]
+    public var method: HTTPMethod { storage.method }
+    public var path: String { storage.path }
+    public var queryItems: [QueryItem] { storage.queryItems }
     /// (lower-cased name, value) in arrival order.
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
-    public var remoteAddress: String?
+    public var headers: [(name: String, value: String)] { storage.headers }
+    public var body: [UInt8] { storage.body }
+    public var remoteAddress: String? { storage.remoteAddress }
+
+    /// The fields, in one shared box: a request is handed on several times per answer (to the
+    /// route's context, the audit entry, the authenticator), and each copy is then one reference
+    /// counted instead of six.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let method: HTTPMethod
+        let path: String
+        let queryItems: [QueryItem]
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]
+        let remoteAddress: String?
+
+        init(
+            method: HTTPMethod, path: String, queryItems: [QueryItem], headers: [(name: String, value: String)],
+            body: [UInt8], remoteAddress: String?
+        ) {
+            self.method = method
+            self.path = path
+            self.queryItems = queryItems
+            self.headers = headers
+            self.body = body
+            self.remoteAddress = remoteAddress
+        }
+    }
 
     public init(
         method: HTTPMethod, path: String, queryItems: [QueryItem] = [],
         headers: [(name: String, value: String)] = [], body: [UInt8] = [], remoteAddress: String? = nil
     ) {
-        self.method = method
-        self.path = path
-        self.queryItems = queryItems
-        // The transport lower-cases names already; only other callers (tests) pay for a copy.
-        self.headers =
-            headers.contains { Self.hasUppercase($0.name) }
-            ? headers.map { (name: Self.hasUppercase($0.name) ? $0.name.lowercased() : $0.name, value: $0.value) }
-            : headers
-        self.body = body
-        self.remoteAddress = remoteAddress
+        self.init(
+            method: method, path: path, queryItems: queryItems,
+            lowercasedHeaders: headers.contains { Self.hasUppercase($0.name) }
+                ? headers.map { (name: Self.hasUppercase($0.name) ? $0.name.lowercased() : $0.name, value: $0.value) }
+                : headers,
+            body: body, remoteAddress: remoteAddress)
+    }
+
+    /// For the transport, which lower-cases header names as it copies them: nothing to check.
+    package init(
+        method: HTTPMethod, path: String, queryItems: [QueryItem], lowercasedHeaders headers: [(name: String, value: String)],
+        body: [UInt8], remoteAddress: String?
+    ) {
+        storage = Storage(
+            method: method, path: path, queryItems: queryItems, headers: headers, body: body,
+            remoteAddress: remoteAddress)
     }
 
     /// The first value of a header, by case-insensitive name.

@@ -97,8 +97,9 @@ public struct KeychainApplication: HTTPResponder {
         // One preformatted message rather than metadata: the request log runs on every request,
         // and swift-log's metadata merging cost more than the rest of the line.
         let microseconds = elapsedNanoseconds / 1000
-        if let requestLog {
-            requestLog.log(.info, source: Self.logSource) {
+        if requestLog != nil {
+            // Called in place: binding the handler to a name would copy it, and its strings with it.
+            requestLog?.log(.info, source: Self.logSource) {
                 Self.writeRequestLine(
                     request.method, routeName, response.status, microseconds: microseconds, client: clientName, to: &$0)
             }
@@ -128,9 +129,9 @@ public struct KeychainApplication: HTTPResponder {
         _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?,
         to bytes: inout [UInt8]
     ) {
-        bytes.append(contentsOf: method.rawValue.utf8)
+        bytes.appendUTF8(method.rawValue)
         bytes.append(UInt8(ascii: " "))
-        bytes.append(contentsOf: route.utf8)
+        bytes.appendUTF8(route)
         bytes.append(UInt8(ascii: " "))
         bytes.appendDecimal(Int64(status))
         bytes.append(UInt8(ascii: " "))
@@ -141,7 +142,7 @@ public struct KeychainApplication: HTTPResponder {
         bytes.append(UInt8(48 + fraction / 10 % 10))
         bytes.append(UInt8(48 + fraction % 10))
         bytes.append(contentsOf: "ms client=".utf8)
-        bytes.append(contentsOf: (client ?? "-").utf8)
+        bytes.appendUTF8(client ?? "-")
     }
 
     private func authorize(_ request: HTTPRequest, for access: RouteAccess) throws -> Client? {

@@ -211,7 +211,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
         path: url.map { String(cString: $0) } ?? "/",
         queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
-        headers: pending.headers,
+        lowercasedHeaders: pending.headers,
         body: pending.body,
         remoteAddress: clientAddress(connection))
     pending.body = []
@@ -307,8 +307,11 @@ private func values(
             }
         }
     }
+    // Counted first (no callback): most requests have no query, and then nothing is allocated.
+    let count = Int(MHD_get_connection_values_n(connection, kind, nil, nil))
+    guard count > 0 else { return [] }
     var collector = Collector(strict: strict, lowercasingNames: lowercasingNames)
-    collector.pairs.reserveCapacity(8)
+    collector.pairs.reserveCapacity(count)
     withUnsafeMutablePointer(to: &collector) { collector in
         _ = MHD_get_connection_values_n(connection, kind, { context, _, key, keySize, value, valueSize in
             guard let context, let key else { return .YES }

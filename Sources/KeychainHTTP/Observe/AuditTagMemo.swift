@@ -1,3 +1,4 @@
+import KeychainAPI
 import KeychainCore
 
 /// Recently computed audit tags, in a fixed table with one slot per hash bucket (direct-mapped):
@@ -17,7 +18,7 @@ final class AuditTagMemo: Sendable {
         init(_ name: String, _ canonical: [UInt8]) {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(name.utf8.count + 1 + canonical.count)
-            bytes.append(contentsOf: name.utf8)
+            bytes.appendUTF8(name)
             bytes.append(0)
             bytes.append(contentsOf: canonical)
             self.bytes = bytes

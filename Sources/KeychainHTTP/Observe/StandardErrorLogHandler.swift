@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KeychainAPI
 import KeychainCore
 import Logging
 
@@ -70,7 +71,7 @@ public struct StandardErrorLogHandler: LogHandler {
         }
         let message = event.message.description
         writeLine(event.level, metadata: hasExtra ? Self.prettify(merged) : prettyMetadata, source: event.source) {
-            $0.append(contentsOf: message.utf8)
+            $0.appendUTF8(message)
         }
     }
 
@@ -95,19 +96,19 @@ public struct StandardErrorLogHandler: LogHandler {
         line.reserveCapacity(160)
         LineTimestamp.append(millisecondsSince1970: LineTimestamp.now(), to: &line)
         line.append(UInt8(ascii: " "))
-        line.append(contentsOf: level.rawValue.utf8)
+        line.appendUTF8(level.rawValue)
         if !label.isEmpty {
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: label.utf8)
+            line.appendUTF8(label)
         }
         line.append(UInt8(ascii: ":"))
         if let pretty {
             line.append(UInt8(ascii: " "))
-            line.append(contentsOf: pretty.utf8)
+            line.appendUTF8(pretty)
         }
         line.append(UInt8(ascii: " "))
         line.append(UInt8(ascii: "["))
-        line.append(contentsOf: source.utf8)
+        line.appendUTF8(source)
         line.append(UInt8(ascii: "]"))
         line.append(UInt8(ascii: " "))
         message(&line)
