@@ -42,6 +42,20 @@ public protocol ClientStore: Sendable {
 public protocol ClientTokenIssuer: Sendable {
     /// A fresh token, to be shown once, and its hash, to be stored.
     func newToken() -> (token: String, hash: [UInt8])
-    /// The hash under which a presented token is looked up.
-    func hash(_ token: String) -> [UInt8]
+    /// The hash under which a presented token, given as its UTF-8, is looked up.
+    func hash(utf8 token: UnsafeRawBufferPointer) -> [UInt8]
+}
+
+extension ClientTokenIssuer {
+    /// The hash under which `token` is looked up.
+    public func hash(_ token: String) -> [UInt8] { hash(token[...]) }
+
+    /// The hash of a token cut out of a longer text (an `Authorization` header), read where it
+    /// lies: no string of its own is made for it.
+    public func hash(_ token: Substring) -> [UInt8] {
+        if let hash = token.utf8.withContiguousStorageIfAvailable({ hash(utf8: UnsafeRawBufferPointer($0)) }) {
+            return hash
+        }
+        return Array(token.utf8).withUnsafeBytes { hash(utf8: $0) }
+    }
 }

@@ -25,11 +25,10 @@ public struct Authenticator: Sendable {
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, spaces and tabs around the token
-    /// dropped), or nil when the scheme is another or the token empty. Works on UTF-8 bytes: this
-    /// runs on every request.
-    static func bearerToken(_ header: String) -> String? {
-        var header = header
-        return header.withUTF8 { utf8 -> String? in
+    /// dropped), or nil when the scheme is another or the token empty. A slice of `header`, found
+    /// on its UTF-8 bytes: this runs on every request, and the token is only hashed.
+    static func bearerToken(_ header: String) -> Substring? {
+        let bounds = header.withUTF8Bytes { utf8 -> Range<Int>? in
             let scheme = "bearer ".utf8
             guard utf8.count > scheme.count else { return nil }
             for (index, expected) in scheme.enumerated() {
@@ -40,8 +39,11 @@ public struct Authenticator: Sendable {
             var end = utf8.count
             while start < end, utf8[start] == 0x20 || utf8[start] == 0x09 { start += 1 }
             while end > start, utf8[end - 1] == 0x20 || utf8[end - 1] == 0x09 { end -= 1 }
-            guard start < end else { return nil }
-            return String(decoding: UnsafeBufferPointer(rebasing: utf8[start..<end]), as: UTF8.self)
+            return start < end ? start..<end : nil
         }
+        guard let bounds else { return nil }
+        // The bounds sit next to ASCII bytes (the scheme, spaces, tabs, the end): scalar boundaries.
+        let utf8 = header.utf8
+        return header[utf8.index(utf8.startIndex, offsetBy: bounds.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: bounds.upperBound)]
     }
 }

@@ -56,7 +56,7 @@ public struct TestTokenIssuer: ClientTokenIssuer {
         return (token, hash(token))
     }
 
-    public func hash(_ token: String) -> [UInt8] {
-        Array("h:".utf8) + Array(token.utf8)
+    public func hash(utf8 token: UnsafeRawBufferPointer) -> [UInt8] {
+        Array("h:".utf8) + Array(token)
     }
 }

@@ -1,4 +1,3 @@
-import KeychainAPI
 import KeychainCore
 
 /// Recently computed audit tags, in a fixed table with one slot per hash bucket (direct-mapped):

@@ -17,9 +17,5 @@ public struct OpenSSLClientTokenIssuer: ClientTokenIssuer {
         return (token, hash(token))
     }
 
-    /// Hashes the token's UTF-8 where it lies (no copy into an array first: this runs on every request).
-    public func hash(_ token: String) -> [UInt8] {
-        var token = token
-        return token.withUTF8 { Digest.sha256(UnsafeRawBufferPointer($0)) }
-    }
+    public func hash(utf8 token: UnsafeRawBufferPointer) -> [UInt8] { Digest.sha256(token) }
 }
