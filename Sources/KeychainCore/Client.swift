@@ -56,6 +56,8 @@ extension ClientTokenIssuer {
         if let hash = token.utf8.withContiguousStorageIfAvailable({ hash(utf8: UnsafeRawBufferPointer($0)) }) {
             return hash
         }
-        return Array(token.utf8).withUnsafeBytes { hash(utf8: $0) }
+        var bytes = Array(token.utf8)
+        defer { SecretBytes.wipe(&bytes) }
+        return bytes.withUnsafeBytes { hash(utf8: $0) }
     }
 }

@@ -44,6 +44,8 @@ public struct Authenticator: Sendable {
         guard let bounds else { return nil }
         // The bounds sit next to ASCII bytes (the scheme, spaces, tabs, the end): scalar boundaries.
         let utf8 = header.utf8
-        return header[utf8.index(utf8.startIndex, offsetBy: bounds.lowerBound)..<utf8.index(utf8.startIndex, offsetBy: bounds.upperBound)]
+        let start = utf8.index(utf8.startIndex, offsetBy: bounds.lowerBound)
+        let end = utf8.index(utf8.startIndex, offsetBy: bounds.upperBound)
+        return header[start..<end]
     }
 }

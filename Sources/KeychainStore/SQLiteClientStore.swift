@@ -35,6 +35,7 @@ public final class SQLiteClientStore: ClientStore {
     init(pool: ConnectionPool) { self.pool = pool }
 
     /// Runs a change to the clients table, then forgets every cached lookup.
+    @discardableResult
     private func changing<T>(_ body: () throws -> T) throws -> T {
         defer {
             cache.withLock { cache in
