@@ -83,8 +83,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
             guard bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil else {
                 return nil
             }
-            var prefix = prefix
-            return prefix.withUTF8 { head in
+            return prefix.withUTF8Bytes { head in
                 String(unsafeUninitializedCapacity: head.count + bytes.count) { buffer in
                     _ = UnsafeMutableBufferPointer(rebasing: buffer[..<head.count]).initialize(from: head)
                     _ = UnsafeMutableBufferPointer(rebasing: buffer[head.count...]).initialize(from: bytes)

@@ -84,10 +84,9 @@ public struct Router: Sendable {
     /// reference is not the whole-class route `/items/key`.
     public func match(method: HTTPMethod, path: String) -> Match {
         let wanted = method == .head ? HTTPMethod.get : method
-        var path = path
         // On the path's UTF-8 bytes, with segment ranges in a temporary buffer: this runs on
         // every request, and Substrings would count references to the path's storage.
-        return path.withUTF8 { path in
+        return path.withUTF8Bytes { path in
             let slashes = path.reduce(0) { $0 + ($1 == UInt8(ascii: "/") ? 1 : 0) }
             return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: slashes + 1) { buffer in
                 var parts = Self.split(path, into: buffer)

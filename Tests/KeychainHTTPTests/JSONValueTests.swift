@@ -26,15 +26,6 @@ struct JSONValueTests {
         #expect(String(decoding: JSONValue.object([("k", .integer(1))]).serialized(), as: UTF8.self) == #"{"k":1}"#)
     }
 
-    /// Short strings live inside the value, long ones in storage: both are appended whole.
-    @Test(arguments: ["", "a", "fifteen bytes!!", "sixteen bytes!!!", "é😀 and more than sixteen bytes"])
-    func appendsUTF8InPlace(text: String) {
-        var bytes: [UInt8] = [0x3E]
-        bytes.appendUTF8(text)
-        #expect(bytes == [0x3E] + Array(text.utf8))
-        #expect(text.withUTF8Bytes { Array($0) } == Array(text.utf8))
-    }
-
     @Test(arguments: [
         "", "{", "[1,]", #"{"a":1,}"#, #"{"a" 1}"#, "01", "1.", "-", "tru", #""unterminated"#,
         #"{"a":1,"a":2}"#, "\"\u{01}\"", #""\x""#, #""\ud800""#, "1 2", "NaN", "[1e999]",

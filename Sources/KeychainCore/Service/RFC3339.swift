@@ -50,8 +50,7 @@ public enum RFC3339 {
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; fractions beyond milliseconds are cut.
     public static func parse(_ text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { parse(utf8: $0) }
+        text.withUTF8Bytes { parse(utf8: $0) }
     }
 
     /// `parse` of UTF-8 bytes (every byte it accepts is ASCII).

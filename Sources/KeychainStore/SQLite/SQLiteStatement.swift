@@ -1,4 +1,5 @@
 internal import CSQLite
+import KeychainCore
 
 /// A prepared statement. Owns its `sqlite3_stmt` and finalizes it in `deinit`. Not Sendable: it
 /// belongs to its connection, which is used by one thread at a time.
@@ -40,8 +41,7 @@ final class SQLiteStatement {
         case .text(let string):
             // With its byte length, not -1: text may hold U+0000 (JSON "\u0000"), which a
             // NUL-terminated bind would cut off, storing a different value than was given.
-            var text = string
-            code = text.withUTF8 { utf8 in
+            code = string.withUTF8Bytes { utf8 in
                 utf8.withMemoryRebound(to: CChar.self) { chars in
                     // A NULL pointer would bind SQL NULL: "" is bound as a real empty text.
                     guard let base = chars.baseAddress, !chars.isEmpty else {
