@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// A real `keychaind` binary run by a test: its own temporary data directory, an ephemeral
-/// loopback port read from its log, stopped (SIGTERM) and cleaned up by `stop()`.
+/// loopback port read from its log, stopped (SIGTERM) by `stop()` (SIGKILL on deinit if still
+/// running); its directory is removed with the test run's scratch root at exit.
 final class KeychaindProcess: @unchecked Sendable {
     // @unchecked: the mutable log buffer is only touched under `lock`.
     let process = Process()
@@ -23,11 +24,22 @@ final class KeychaindProcess: @unchecked Sendable {
         return directory.appendingPathComponent("keychaind")
     }
 
+    /// A fresh directory inside this test run's scratch root, which goes when the run exits (so
+    /// do the data directories, keys and logs the servers wrote in it).
     static func temporaryDirectory() -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("keychaind-test-\(UUID().uuidString)")
+        let url = scratchRoot.appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
+
+    /// One directory per test process for every test's files, removed at exit: tests hand
+    /// these directories to servers and to each other, so no single owner could remove one.
+    private static let scratchRoot: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("keychaind-test-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: KeychaindProcess.scratchRoot) }
+        return url
+    }()
 
     /// Starts `keychaind serve` (or other `arguments`) and, when `waitForListening`, waits until it logs its port.
     init(
