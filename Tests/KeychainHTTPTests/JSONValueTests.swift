@@ -26,6 +26,25 @@ struct JSONValueTests {
         #expect(String(decoding: JSONValue.object([("k", .integer(1))]).serialized(), as: UTF8.self) == #"{"k":1}"#)
     }
 
+    /// The two string writers (into an array, and into memory sized by `maxStringLength`) write
+    /// the same bytes, within the bound, for escapes, control bytes, multi-byte text and the
+    /// worst case, every byte escaped.
+    @Test(arguments: [
+        "", "plain", "quote \" backslash \\", "\n\r\t", "\u{01}\u{1F}\u{7F}", "é😀", String(repeating: "\u{01}", count: 40),
+        "x" + String(repeating: "\"", count: 17) + "y",
+    ])
+    func stringWritersAgree(text: String) throws {
+        var expected: [UInt8] = []
+        JSONValue.writeString(text, to: &expected)
+        let bound = JSONValue.maxStringLength(text)
+        let written = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            count = JSONValue.writeString(text, into: buffer.baseAddress!)
+        }
+        #expect(written == expected)
+        #expect(written.count <= bound)
+        #expect(try JSONValue.parse(written) == .string(text))
+    }
+
     @Test(arguments: [
         "", "{", "[1,]", #"{"a":1,}"#, #"{"a" 1}"#, "01", "1.", "-", "tru", #""unterminated"#,
         #"{"a":1,"a":2}"#, "\"\u{01}\"", #""\x""#, #""\ud800""#, "1 2", "NaN", "[1e999]",

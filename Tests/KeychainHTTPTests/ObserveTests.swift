@@ -157,9 +157,13 @@ struct ObserveTests {
         var samples = Array(UInt64(0)..<3_000)
         samples += [10_000, 10_010, 10_100, 99_999, 1_000_000, 1_234_567, 86_400_000_000, 3_600_000_000_001]
         for microseconds in samples {
-            var line = LineWriter()
-            line.milliseconds("ms", microseconds: microseconds)
-            let written = String(decoding: line.finish(), as: UTF8.self)
+            var measure = LineWriter()
+            measure.milliseconds("ms", microseconds: microseconds)
+            let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: measure.lineCapacity) { memory in
+                var line = LineWriter(writingTo: memory)
+                line.milliseconds("ms", microseconds: microseconds)
+                return String(decoding: line.finish(), as: UTF8.self)
+            }
             #expect(written == "{\"ms\":\(Double(microseconds) / 1000)}\n")
         }
     }
@@ -174,7 +178,7 @@ struct ObserveTests {
         entry.osStatus = -25300
         entry.microseconds = 1250
         entry.subject.parameters = [("name", "a\u{01}b")]
-        let line = auditor.line(entry, phase: "attempt")
+        let line = auditor.withLine(entry, phase: "attempt") { Array($0) }
         #expect(line.last == 0x0A)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.dropLast())) as? [String: Any])
         #expect(object["client"] as? String == "we\"ird\\name\n")
@@ -184,6 +188,32 @@ struct ObserveTests {
         #expect(object["time"] as? String == RFC3339.format(millisecondsSince1970: 1_795_298_140_684))
         #expect(object["phase"] as? String == "attempt")
         #expect((object["params"] as? [String: String])?["name"] == "a\u{01}b")
+    }
+
+    /// Every field at its largest (values all control bytes, so each byte is written as
+    /// `\u00XX`; the longest numbers) fits the size the line was measured at, and is JSON.
+    @Test func linesAtTheirMeasuredBound() throws {
+        let auditor = Auditor(
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog,
+            clock: { 253_402_300_799_999 })
+        let controls = String(repeating: "\u{01}", count: 300)
+        var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: controls), route: controls)
+        entry.client = controls
+        entry.status = Int.max
+        entry.osStatus = Int32.min
+        entry.microseconds = .max
+        entry.subject.itemClass = controls
+        entry.subject.persistentRef = controls
+        entry.subject.attributes = [(controls, controls), ("", "")]
+        entry.subject.changes = [(controls, "")]
+        entry.subject.parameters = [("", controls)]
+        let line = auditor.withLine(entry, phase: controls) { Array($0) }
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.dropLast())) as? [String: Any])
+        #expect(object["client"] as? String == controls)
+        #expect((object["attributes"] as? [String: String])?[controls] == controls)
+        #expect(object["status"] as? Int == Int.max)
+        #expect(object["osStatus"] as? Int == Int(Int32.min))
+        #expect(String(decoding: line, as: UTF8.self).hasSuffix(#""ms":18446744073709551.615}"# + "\n"))
     }
 
     @Test func base64url() {

@@ -80,11 +80,17 @@ public final class LineBatcher: @unchecked Sendable {
     /// a quarter of its throughput. Waits only while `capacity` bytes are pending. After `close`,
     /// the line is handed to the sink on the calling thread.
     public func append(_ line: [UInt8]) {
+        line.withUnsafeBufferPointer { append($0) }
+    }
+
+    /// Queues `line`, as `append(_: [UInt8])` does, from memory the caller keeps (a line built on
+    /// the stack).
+    public func append(_ line: UnsafeBufferPointer<UInt8>) {
         pthread_mutex_lock(mutex)
         while pending.count >= capacity, !stopped { pthread_cond_wait(progress, mutex) }
         if stopped {
             pthread_mutex_unlock(mutex)
-            sink(line, 1)
+            sink(Array(line), 1)
             return
         }
         pending.append(contentsOf: line)

@@ -32,20 +32,40 @@ extension [UInt8] {
             append(UInt8(48 + value))
             return
         }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in  // UInt64.max has 20
-            var value = value
-            var index = digits.count
-            while value > 0 {
-                index -= 1
-                digits[index] = UInt8(48 + value % 10)
-                value /= 10
-            }
-            append(contentsOf: UnsafeBufferPointer(rebasing: digits[index...]))
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: UnsafeMutablePointer.maxDecimalLength) { digits in
+            append(contentsOf: UnsafeBufferPointer(start: digits.baseAddress!, count: digits.baseAddress!.writeDecimal(value)))
         }
     }
 
     mutating func appendDecimal(_ value: Int64) {
         if value < 0 { append(UInt8(ascii: "-")) }
         appendDecimal(value.magnitude)
+    }
+}
+
+extension UnsafeMutablePointer<UInt8> {
+    /// The most bytes `writeDecimal` writes: `UInt64.max` has 20 digits, `Int64.min` a sign and 19.
+    static var maxDecimalLength: Int { 20 }
+
+    /// Writes `value` in decimal ASCII digits here; returns how many.
+    func writeDecimal(_ value: UInt64) -> Int {
+        var digits = 1
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
+            digits += 1
+        }
+        rest = value
+        for index in stride(from: digits - 1, through: 0, by: -1) {
+            self[index] = UInt8(48 + rest % 10)
+            rest /= 10
+        }
+        return digits
+    }
+
+    func writeDecimal(_ value: Int64) -> Int {
+        guard value < 0 else { return writeDecimal(value.magnitude) }
+        pointee = UInt8(ascii: "-")
+        return 1 + (self + 1).writeDecimal(value.magnitude)
     }
 }
