@@ -297,8 +297,8 @@ public final class Auditor: Sendable {
 }
 
 /// Writes one JSON object as a line, `{"key":value,...}\n`, in two passes over the same fields:
-/// a measuring writer (`LineWriter()`) adds up the most bytes each field can take, then a
-/// writer over memory of that size (`init(writingTo:)`) writes them, with no check per byte. (Appending
+/// a measuring writer (`LineWriter()`) adds up the most bytes each field can take, then a writer
+/// over memory of that size (`init(writingTo:)`) writes them, with no check per byte. (Appending
 /// to an `Array` checked its uniqueness and room for every byte, and the line was one more
 /// allocation: ~6k instructions per audit line, docs/benchmarks.md.) A field that would pass the
 /// measured size stops the process rather than write past it.
@@ -316,17 +316,13 @@ struct LineWriter {
         count = 1  // "{"
     }
 
-    private init(writingTo output: UnsafeMutablePointer<UInt8>, capacity: Int) {
-        self.output = output
-        self.capacity = capacity
-        output.pointee = UInt8(ascii: "{")
-        count = 1
-    }
-
     /// A writing writer, for the fields a measuring one measured, into `memory` of its
     /// `lineCapacity`.
     init(writingTo memory: UnsafeMutableBufferPointer<UInt8>) {
-        self.init(writingTo: memory.baseAddress!, capacity: memory.count)
+        output = memory.baseAddress!
+        capacity = memory.count
+        memory[0] = UInt8(ascii: "{")
+        count = 1
     }
 
     /// The bytes the measured fields take at most, with the line's end.
