@@ -94,19 +94,20 @@ public struct KeychainApplication: HTTPResponder {
             }
             auditor.recordOutcome(entry)
         }
-        // One preformatted message rather than metadata: the request log runs on every request,
-        // and swift-log's metadata merging cost more than the rest of the line.
+        // The request line is at `debug`: the audit log is the record of every request, and the
+        // server log is for events (docs/decisions.md, "Request log"). One preformatted message
+        // rather than metadata: swift-log's metadata merging cost more than the rest of the line.
         let microseconds = elapsedNanoseconds / 1000
         if requestLog != nil {
             // Called in place: binding the handler to a name would copy it, and its strings with it.
-            requestLog?.log(.info, source: Self.logSource) {
+            requestLog?.log(.debug, source: Self.logSource) {
                 Self.writeRequestLine(
                     request.method, routeName, response.status, microseconds: microseconds, client: clientName, to: &$0)
             }
-        } else if logger.logLevel <= .info {
+        } else if logger.logLevel <= .debug {
             let line = Self.requestLine(
                 request.method, routeName, response.status, microseconds: microseconds, client: clientName)
-            logger.info("\(line)")
+            logger.debug("\(line)")
         }
         return response
     }

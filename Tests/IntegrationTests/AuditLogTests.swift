@@ -18,7 +18,8 @@ struct AuditLogTests {
     }
 
     @Test func entriesNameWhoAndWhatAndHoldNoSecretTokenOrAttributeValue() throws {
-        let server = try KeychaindProcess()
+        // At `debug`, so that the request log's lines (stderr) are checked as well.
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_LOG_LEVEL": "debug"])
         let admin = try server.adminToken()
         let http = server.client()
         let created = try http.json("POST", "/v1/admin/clients", ["name": "app1", "accessGroups": ["g1"]], token: admin)
@@ -55,7 +56,9 @@ struct AuditLogTests {
             Self.service, Self.account, Self.label, Self.generic, "generic-Audit-Bytes", "/no/such",
         ] {
             #expect(!raw.contains(forbidden), "the audit log contains \(forbidden)")
+            #expect(!server.log.contains(forbidden), "the request log contains \(forbidden)")
         }
+        #expect(server.log.contains("DELETE /items/{class}/{persistentRef} 200"), "\(server.log)")
 
         let entries = try Self.entries(server)
         let time = #/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/#

@@ -30,12 +30,21 @@ struct ServerLifecycleTests {
         #expect(try server.adminToken().hasPrefix("kc_"))
         #expect(server.log.contains(server.dataDir.appendingPathComponent("admin.token").path))
 
-        // The request log: one line per request, UTC timestamp in milliseconds, written out by
-        // the time the server has stopped.
+        // At `info` the log has events only: requests are in the audit log.
         #expect(server.stop() == 0)
-        let requestLine = #"(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z info keychaind: \[KeychainHTTP\] GET /health 200 [0-9.]+ms client=-$"#
-        #expect(server.log.range(of: requestLine, options: .regularExpression) != nil, "\(server.log)")
+        #expect(!server.log.contains("GET /health"), "\(server.log)")
         #expect(server.log.contains("stopped"))
+    }
+
+    @Test func logsALinePerRequestAtDebug() throws {
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_LOG_LEVEL": "debug"])
+        defer { server.stop() }
+        #expect(try server.client().send("GET", "/v1/health").status == 200)
+        // One line per request, UTC timestamp in milliseconds, written out by the time the
+        // server has stopped.
+        #expect(server.stop() == 0)
+        let requestLine = #"(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z debug keychaind: \[KeychainHTTP\] GET /health 200 [0-9.]+ms client=-$"#
+        #expect(server.log.range(of: requestLine, options: .regularExpression) != nil, "\(server.log)")
     }
 
     @Test func unknownRouteIs404AndWrongMethodIs405InTheErrorShape() throws {
