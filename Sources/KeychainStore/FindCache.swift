@@ -17,6 +17,9 @@ import KeychainCore
 /// at random) then stop filling the cache with finds that never come back and starting it over
 /// every `maxEntries` misses, while a repeated find (a service's token fetch) is kept from its
 /// second read on.
+///
+/// Each request thread has its own (`SQLiteItemStore` keeps them `PerThread`), so the bounds
+/// below are per thread; the lock is then taken by one thread only.
 final class FindCache: Sendable {
     /// What a find asked for. Hashed once, when made (before the cache's lock is taken: hashing
     /// the filter's strings is most of a lookup); equality still compares every field.

@@ -11,7 +11,9 @@ public final class SQLiteItemStore: ItemStore {
     let pool: ConnectionPool
     let keyring: Keyring
     private let logger: Logger
-    private let recentFinds = FindCache()
+    /// One find cache per request thread: a shared one cost every hit a contended lock and cache
+    /// misses on the rows' reference counts (docs/benchmarks.md, "Token fetch: session 9").
+    private let recentFinds = PerThread { FindCache() }
 
     init(pool: ConnectionPool, keyring: Keyring, logger: Logger) {
         self.pool = pool
@@ -97,7 +99,7 @@ public final class SQLiteItemStore: ItemStore {
     {
         try StoreErrors.map { try keyring.withKeys {
             let key = FindCache.Key(filter: filter, limit: limit, after: cursor, includeSecrets: includeSecrets)
-            let rows = try recentFinds.rows(for: key, generation: { pool.writeGeneration }) {
+            let rows = try recentFinds.current.rows(for: key, generation: { pool.writeGeneration }) {
                 try pool.read { db in try selectRows(key, on: db) }
             }
             var page = rows

@@ -238,6 +238,29 @@ struct ObserveTests {
         #expect(PrometheusText.format(.nan) == "NaN")
     }
 
+    @Test func metricsFromManyThreadsAddUp() {
+        let metrics = RequestMetrics()
+        let done = DispatchGroup()
+        for thread in 0..<4 {
+            done.enter()
+            Thread {
+                for _ in 0..<1000 { metrics.record(route: "/health", method: .get, status: 200, seconds: 0.0002) }
+                metrics.record(route: "/health", method: .get, status: 500 + thread, seconds: 3)
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        var text = PrometheusText()
+        metrics.render(into: &text)
+        #expect(text.text.contains("keychaind_http_requests_total{route=\"/health\",method=\"GET\",status=\"200\"} 4000\n"))
+        for status in 500..<504 {
+            #expect(text.text.contains("keychaind_http_requests_total{route=\"/health\",method=\"GET\",status=\"\(status)\"} 1\n"))
+        }
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"0.00025\"} 4000\n"))
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_bucket{route=\"/health\",le=\"2.5\"} 4000\n"))
+        #expect(text.text.contains("keychaind_http_request_duration_seconds_count{route=\"/health\"} 4004\n"))
+    }
+
     @Test func metricsAreSortedByRouteMethodAndStatus() {
         let metrics = RequestMetrics()
         for (route, method, status) in [("/items", HTTPMethod.post, 201), ("/health", .get, 200), ("/items", .get, 404),

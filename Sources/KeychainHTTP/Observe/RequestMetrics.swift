@@ -2,9 +2,10 @@ import KeychainCore
 
 /// The request families of `/metrics`, counted by `KeychainApplication` for every request:
 /// `keychaind_http_requests_total{route,method,status}` and the latency histogram
-/// `keychaind_http_request_duration_seconds{route}`. One mutex guards both (one short critical
-/// section per request, with one lookup by route); labels are bounded: route patterns
-/// (`unmatched` for unknown paths), known methods (else `OTHER`) and status codes.
+/// `keychaind_http_request_duration_seconds{route}`. Each request thread counts in its own
+/// shard (one lookup by route under a lock no other thread takes but `render`), and `render`
+/// adds the shards up; labels are bounded: route patterns (`unmatched` for unknown paths), known
+/// methods (else `OTHER`) and status codes.
 public final class RequestMetrics: Sendable {
     /// Upper bounds of the latency buckets, in seconds.
     public static let buckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
@@ -29,8 +30,9 @@ public final class RequestMetrics: Sendable {
         var latency = Histogram()
     }
 
-    /// By route pattern.
-    private let routes = PThreadLocked<[String: RouteCounts]>([:])
+    /// By route pattern, one shard per request thread: one shared table cost every request a
+    /// contended lock and cache misses (docs/benchmarks.md, "Token fetch: session 9").
+    private let shards = PerThread { PThreadLocked<[String: RouteCounts]>([:]) }
 
     public init() {}
 
@@ -38,14 +40,25 @@ public final class RequestMetrics: Sendable {
         let method = Auditor.methodLabel(method)
         // The bucket is found outside the lock.
         let bucket = Self.buckets.firstIndex { seconds <= $0 }
-        routes.withLock { routes in
+        shards.current.withLock { routes in
             routes[route, default: RouteCounts()].record(method: method, status: status, bucket: bucket, seconds: seconds)
         }
     }
 
+    /// Every shard's counts added up, by route pattern.
+    private func totals() -> [String: RouteCounts] {
+        var totals: [String: RouteCounts] = [:]
+        for shard in shards.instances {
+            for (route, counts) in shard.withLock({ $0 }) {
+                totals[route, default: RouteCounts()].add(counts)
+            }
+        }
+        return totals
+    }
+
     /// Appends both families in the text exposition format 0.0.4.
     public func render(into text: inout PrometheusText) {
-        let snapshot = routes.withLock { $0 }.sorted { $0.key < $1.key }
+        let snapshot = totals().sorted { $0.key < $1.key }
         text.family("keychaind_http_requests_total", type: "counter", help: "HTTP requests by route pattern, method and status.")
         for (route, counts) in snapshot {
             for request in counts.requests.sorted(by: { ($0.method, $0.status) < ($1.method, $1.status) }) {
@@ -83,6 +96,17 @@ extension RequestMetrics.RouteCounts {
         }
         latency.record(bucket: bucket, seconds: seconds)
     }
+
+    mutating func add(_ other: Self) {
+        for request in other.requests {
+            if let index = requests.firstIndex(where: { $0.status == request.status && $0.method == request.method }) {
+                requests[index].count += request.count
+            } else {
+                requests.append(request)
+            }
+        }
+        latency.add(other.latency)
+    }
 }
 
 extension RequestMetrics.Histogram {
@@ -90,6 +114,12 @@ extension RequestMetrics.Histogram {
         if let bucket { counts[bucket] += 1 }
         sum += seconds
         count += 1
+    }
+
+    mutating func add(_ other: Self) {
+        for index in counts.indices { counts[index] += other.counts[index] }
+        sum += other.sum
+        count += other.count
     }
 }
 

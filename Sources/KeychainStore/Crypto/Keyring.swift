@@ -275,8 +275,9 @@ public final class Keyring: Sendable {
     /// `interactionNotAllowed` while locked. `lock()` releases it.
     func cipher(term: UInt32) throws -> AESGCM? {
         try state.withLock { state in
-            guard let keys = state.keys else { throw Self.lockedError }
-            return keys.terms[term]?.cipher
+            // Read in place: binding `state.keys` to a name copied it, a retain of every key.
+            if case .none = state.keys { throw Self.lockedError }
+            return state.keys?.terms[term]?.cipher
         }
     }
 
