@@ -8,12 +8,14 @@ public final class SQLiteClientStore: ClientStore {
     let pool: ConnectionPool
 
     /// Clients already looked up by token hash, so that authenticating a request costs a
-    /// dictionary lookup instead of a query. Every change to the clients table clears it and
-    /// bumps `generation`; a lookup that raced with a change does not cache what it read (its
-    /// generation is stale), so a revoked token fails from the next request on. Only tokens that
-    /// exist are cached, so unknown tokens cannot grow it; it is bounded anyway. The key is a
-    /// SHA-256 of a 256-bit random token: a timing difference in the dictionary reveals nothing
-    /// about a token.
+    /// dictionary lookup instead of a query. One per request thread (a shared one cost every
+    /// request a contended lock and reference counts: docs/benchmarks.md, "Token fetch: session
+    /// 9"). Every change to the clients table bumps `changes`, and a cache of an older
+    /// generation empties itself before it answers; a lookup that raced with a change does not
+    /// cache what it read (its generation is stale), so a revoked token fails from the next
+    /// request on, on every thread. Only tokens that exist are cached, so unknown tokens cannot
+    /// grow it; it is bounded anyway. The key is a SHA-256 of a 256-bit random token: a timing
+    /// difference in the dictionary reveals nothing about a token.
     private struct Cache {
         var clients: [TokenHash: Client] = [:]
         var generation: UInt64 = 0
@@ -29,20 +31,17 @@ public final class SQLiteClientStore: ClientStore {
         }
     }
 
-    private let cache = PThreadLocked(Cache())
+    private let caches = PerThread { PThreadLocked(Cache()) }
+    /// Changes to the clients table so far.
+    private let changes = Atomic<UInt64>(0)
     static let cacheLimit = 10_000
 
     init(pool: ConnectionPool) { self.pool = pool }
 
-    /// Runs a change to the clients table, then forgets every cached lookup.
+    /// Runs a change to the clients table, then makes every cached lookup stale.
     @discardableResult
     private func changing<T>(_ body: () throws -> T) throws -> T {
-        defer {
-            cache.withLock { cache in
-                cache.clients.removeAll()
-                cache.generation &+= 1
-            }
-        }
+        defer { changes.add(1, ordering: .sequentiallyConsistent) }
         return try body()
     }
 
@@ -59,10 +58,19 @@ public final class SQLiteClientStore: ClientStore {
 
     public func client(forTokenHash tokenHash: [UInt8]) throws -> Client? {
         let key = TokenHash(bytes: tokenHash)
-        let (cached, generation) = cache.withLock { ($0.clients[key], $0.generation) }
+        let generation = changes.load(ordering: .sequentiallyConsistent)
+        let cache = caches.current
+        let cached = cache.withLock { cache -> Client? in
+            guard cache.generation == generation else {
+                cache.clients.removeAll()
+                cache.generation = generation
+                return nil
+            }
+            return cache.clients[key]
+        }
         if let cached { return cached }
         let client = try lookUp(tokenHash)
-        if let client {
+        if let client, changes.load(ordering: .sequentiallyConsistent) == generation {
             cache.withLock { cache in
                 guard cache.generation == generation else { return }
                 if cache.clients.count >= Self.cacheLimit { cache.clients.removeAll() }

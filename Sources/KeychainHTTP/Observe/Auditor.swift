@@ -226,15 +226,18 @@ public final class Auditor: Sendable {
     /// repeat the same few values (a service's token fetches), so recent tags are remembered.
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
         let message = AuditTagMemo.Message(name, canonical)
-        if let known = recentTags.tag(for: message) { return known }
+        let memo = recentTags.current
+        if let known = memo.tag(for: message) { return known }
         guard let digest = mac(message.bytes) else { return "locked" }
         let tag = Self.base64url(digest.prefix(16))
-        recentTags.remember(tag, for: message)
+        memo.remember(tag, for: message)
         return tag
     }
 
     /// The audit key never changes while the server runs (docs/decisions.md), so neither do tags.
-    private let recentTags = AuditTagMemo()
+    /// One memo per request thread, so that a remembered tag is not a shared lock and reference
+    /// count on every request (docs/benchmarks.md, "Token fetch: session 9").
+    private let recentTags = PerThread { AuditTagMemo() }
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
