@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// One instance of `Value` for each thread that asks for it, made on its first request: state
+/// One instance of `Value` for each thread that asks for it, made the first time it asks: state
 /// that libmicrohttpd's workers would otherwise share. Shared state costs on every request even
 /// without waiting for a lock: each lock, counter and reference count written by one core is a
 /// cache miss for the other (docs/benchmarks.md, "Token fetch: session 9").

