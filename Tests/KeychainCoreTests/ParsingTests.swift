@@ -84,6 +84,15 @@ import Testing
     }
 }
 
+    @Test func enumerationsAreTheirCatalogueEntries() {
+        #expect(Attribute.keyType.valueType == .enumeration(.keyType))
+        #expect(Enumeration.keyType != Enumeration.keyClass)
+        #expect(Set([Enumeration.keyType, .keyType, .accessible]).count == 2)
+        #expect(Enumeration.keyType.canonical("ecdsa") == "ecsecPrimeRandom")
+        #expect(Enumeration.keyClass.canonical("ec") == nil)
+        #expect(Enumeration.certificateEncoding.names == ["der"])
+    }
+
 @Suite struct RequestParsingTests {
     func fields(_ pairs: [(String, WireValue)]) -> [WireValue.Field] { pairs.map { .init($0.0, $0.1) } }
 
