@@ -9,9 +9,10 @@ public protocol ItemStore: Sendable {
     /// Stores all of `items` in one transaction, or none of them.
     func add(_ items: [Item]) throws
 
-    /// The items matching `filter` in creation order, at most `limit` (nil: all) after `cursor`.
-    /// Secrets are loaded (and opened) only when `includeSecrets` is true.
-    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, includeSecrets: Bool) throws
+    /// The items matching `filter` in creation order, at most `limit` (nil: all) after `cursor`,
+    /// each with its class and persistent reference and what `contents` names: its attributes
+    /// (else none), its secret opened (else nil).
+    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
         -> ItemPage
 
     /// Applies `changes` to every match in one transaction; returns how many matched (0: none, nothing changed).
@@ -28,4 +29,18 @@ public protocol ItemStore: Sendable {
 
     /// How many items each stored class holds (for metrics).
     func countByClass() throws -> [ItemClass: Int]
+}
+
+/// What a find reads of each match besides its class and persistent reference. A search that
+/// returns only data (`return=data`, the common read of a password) needs no attributes, and one
+/// that returns only references or only checks existence needs neither: the SQLite store then
+/// neither selects nor decodes those columns (docs/benchmarks.md, "Scale").
+public struct ItemContents: OptionSet, Hashable, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let attributes = ItemContents(rawValue: 1 << 0)
+    /// The secret, opened.
+    public static let secret = ItemContents(rawValue: 1 << 1)
+    public static let all: ItemContents = [.attributes, .secret]
 }

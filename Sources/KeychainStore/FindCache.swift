@@ -27,20 +27,20 @@ final class FindCache: Sendable {
         let filter: ItemFilter
         let limit: Int?
         let after: ItemCursor?
-        let includeSecrets: Bool
+        let contents: ItemContents
         /// The key's hash, worked out once (`hash(into:)` combines only this).
         let precomputedHash: Int
 
-        init(filter: ItemFilter, limit: Int?, after: ItemCursor?, includeSecrets: Bool) {
+        init(filter: ItemFilter, limit: Int?, after: ItemCursor?, contents: ItemContents) {
             self.filter = filter
             self.limit = limit
             self.after = after
-            self.includeSecrets = includeSecrets
+            self.contents = contents
             var hasher = Hasher()
             hasher.combine(filter)
             hasher.combine(limit)
             hasher.combine(after)
-            hasher.combine(includeSecrets)
+            hasher.combine(contents)
             precomputedHash = hasher.finalize()
         }
 
@@ -48,14 +48,24 @@ final class FindCache: Sendable {
 
         static func == (lhs: Key, rhs: Key) -> Bool {
             lhs.precomputedHash == rhs.precomputedHash && lhs.limit == rhs.limit && lhs.after == rhs.after
-                && lhs.includeSecrets == rhs.includeSecrets && lhs.filter == rhs.filter
+                && lhs.contents == rhs.contents && lhs.filter == rhs.filter
         }
     }
 
     struct Row: Sendable {
         let seq: Int64
+        /// With its attributes only when the find read them.
         let item: Item
         let sealedSecret: [UInt8]?
+        /// The access group the secret is sealed to (the item's, read even when its attributes are not).
+        let accessGroup: String
+
+        init(seq: Int64, item: Item, sealedSecret: [UInt8]?, accessGroup: String? = nil) {
+            self.seq = seq
+            self.item = item
+            self.sealedSecret = sealedSecret
+            self.accessGroup = accessGroup ?? item.accessGroup
+        }
     }
 
     private struct Entries {

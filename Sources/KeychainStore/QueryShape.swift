@@ -56,26 +56,26 @@ struct FilterShape: Hashable {
     private static let groupTerm = "ifnull(\"accessGroup\", '') = ?"
 }
 
-/// What decides a find's SELECT: its filter's shape, whether the sealed secrets are read, and
-/// whether a cursor and a limit are bound. A connection keeps one prepared statement per shape,
+/// What decides a find's SELECT: its filter's shape, which contents are read (attributes, sealed
+/// secrets), and whether a cursor and a limit are bound. A connection keeps one prepared statement per shape,
 /// found by the shape itself (`SQLiteConnection.statement(for:)`), so a point read neither builds
 /// its SQL text (the class's attribute columns: 16 for a generic password) nor hashes it to find
 /// the statement.
 struct FindShape: Hashable {
     let filter: FilterShape
-    let includeSecrets: Bool
+    let contents: ItemContents
     let afterCursor: Bool
     let limited: Bool
 
     init(_ key: FindCache.Key) {
         filter = FilterShape(key.filter)
-        includeSecrets = key.includeSecrets
+        contents = key.contents
         afterCursor = key.after != nil
         limited = key.limit != nil
     }
 
     var sql: String {
-        var sql = "SELECT \(SQLiteItemStore.columnsByClass[filter.itemClass]!.selectList)\(includeSecrets ? ", secret" : "") FROM items WHERE "
+        var sql = "SELECT \(SQLiteItemStore.columnsByClass[filter.itemClass]!.selectList(contents)) FROM items WHERE "
         sql += filter.whereClause
         if afterCursor { sql += " AND seq > ?" }
         sql += " ORDER BY seq"

@@ -27,19 +27,35 @@ public final class SQLiteItemStore: ItemStore {
     struct ClassColumns {
         /// In catalogue order.
         let attributes: [Attribute]
-        /// `seq, class, persistent_ref` and the attribute columns, as a find selects them.
-        let selectList: String
+        /// The attribute columns, comma-separated.
+        private let names: String
         let insertSQL: String
-        /// The column of the sealed secret when a find selects it after `selectList`.
-        var secretColumn: Int32 { SQLiteItemStore.firstAttributeColumn + Int32(attributes.count) }
 
         init(_ itemClass: ItemClass) {
             attributes = Attribute.attributes(of: itemClass)
-            let names = attributes.map(Schema.column).joined(separator: ", ")
-            selectList = "seq, class, persistent_ref, \(names)"
+            names = attributes.map(Schema.column).joined(separator: ", ")
             insertSQL =
                 "INSERT INTO items (class, persistent_ref, \(names), secret) VALUES (?, ?"
                 + String(repeating: ", ?", count: attributes.count) + ", ?)"
+        }
+
+        /// What a find reading `contents` selects: `seq, class, persistent_ref`, then the
+        /// attribute columns, or without them the access group the secret is sealed to, then the
+        /// secret.
+        func selectList(_ contents: ItemContents) -> String {
+            var list = "seq, class, persistent_ref"
+            if contents.contains(.attributes) {
+                list += ", \(names)"
+            } else if contents.contains(.secret) {
+                list += ", \(Schema.effective(.accessGroup))"
+            }
+            if contents.contains(.secret) { list += ", secret" }
+            return list
+        }
+
+        /// The column of the secret in `selectList(contents)`.
+        func secretColumn(_ contents: ItemContents) -> Int32 {
+            SQLiteItemStore.firstAttributeColumn + Int32(contents.contains(.attributes) ? attributes.count : 1)
         }
     }
 
@@ -94,11 +110,11 @@ public final class SQLiteItemStore: ItemStore {
         } }
     }
 
-    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, includeSecrets: Bool) throws
+    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
         -> ItemPage
     {
         try StoreErrors.map { try keyring.withKeys {
-            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, includeSecrets: includeSecrets)
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents)
             let rows = try recentFinds.current.rows(for: key, generation: { pool.writeGeneration }) {
                 try pool.read { db in try selectRows(key, on: db) }
             }
@@ -110,7 +126,10 @@ public final class SQLiteItemStore: ItemStore {
             }
             let items = try page.map { row -> Item in
                 var item = row.item
-                if let box = row.sealedSecret { item.secret = try keyring.open(box, binding: Self.binding(of: item)) }
+                if let box = row.sealedSecret {
+                    let binding = SealBinding(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: row.accessGroup)
+                    item.secret = try keyring.open(box, binding: binding)
+                }
                 return item
             }
             return ItemPage(items: items, next: next)
@@ -122,11 +141,16 @@ public final class SQLiteItemStore: ItemStore {
     private func selectRows(_ key: FindCache.Key, on db: SQLiteConnection) throws -> [FindCache.Row] {
         let shape = FindShape(key)
         let columns = Self.columnsByClass[key.filter.itemClass]!
-        let secretColumn = columns.secretColumn
+        let readsAttributes = key.contents.contains(.attributes)
+        let readsSecret = key.contents.contains(.secret)
+        let decoded = readsAttributes ? columns.attributes : []
+        let secretColumn = columns.secretColumn(key.contents)
         return try db.query(shape, shape.values(of: key)) { row in
-            FindCache.Row(
-                seq: row.int64(0), item: try Self.item(from: row, columns: columns.attributes),
-                sealedSecret: key.includeSecrets && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil)
+            let item = try Self.item(from: row, columns: decoded)
+            return FindCache.Row(
+                seq: row.int64(0), item: item,
+                sealedSecret: readsSecret && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil,
+                accessGroup: readsSecret && !readsAttributes ? row.text(Self.firstAttributeColumn) : nil)
         }
     }
 
@@ -236,7 +260,7 @@ public final class SQLiteItemStore: ItemStore {
             throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
         }
         var attributes: [Attribute: AttributeValue] = [:]
-        attributes.reserveCapacity(16)
+        attributes.reserveCapacity(columns.count)
         for (offset, attribute) in columns.enumerated() {
             let column = firstAttributeColumn + Int32(offset)
             if row.isNull(column) { continue }

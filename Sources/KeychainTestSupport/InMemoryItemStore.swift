@@ -34,7 +34,7 @@ public final class InMemoryItemStore: ItemStore {
         }
     }
 
-    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, includeSecrets: Bool) throws
+    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
         -> ItemPage
     {
         state.withLock { state in
@@ -44,7 +44,8 @@ public final class InMemoryItemStore: ItemStore {
             let next = page.count < matches.count ? page.last.map { ItemCursor(afterSequence: $0.sequence) } : nil
             let items = page.map { row -> Item in
                 var item = row.item
-                if !includeSecrets { item.secret = nil }
+                if !contents.contains(.attributes) { item.attributes = [:] }
+                if !contents.contains(.secret) { item.secret = nil }
                 return item
             }
             return ItemPage(items: items, next: next)

@@ -79,7 +79,7 @@ func measurePointReads(_ items: any ItemStore, count: Int, group: String, reads:
     for _ in 0..<reads {
         let i = Int.random(in: 0..<count)
         let start = DispatchTime.now().uptimeNanoseconds
-        let page = try items.find(filter(i, group: group), limit: 1, after: nil, includeSecrets: true)
+        let page = try items.find(filter(i, group: group), limit: 1, after: nil, reading: .all)
         let end = DispatchTime.now().uptimeNanoseconds
         precondition(page.items.count == 1 && page.items[0].secret?.count == 64)
         latencies.append(Double(end - start) / 1000)
@@ -155,7 +155,7 @@ if let directory = largest, let n = itemCounts.max() {
             var done = 0
             while Date() < deadline {
                 for _ in 0..<100 {
-                    _ = try? vault.items.find(filter(Int.random(in: 0..<n)), limit: 1, after: nil, includeSecrets: true)
+                    _ = try? vault.items.find(filter(Int.random(in: 0..<n)), limit: 1, after: nil, reading: .all)
                 }
                 done += 100
             }

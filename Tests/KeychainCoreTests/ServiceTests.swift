@@ -212,7 +212,10 @@ import Testing
 
     @Test func returnShapes() throws {
         let fixture = try seeded()
-        let item = try #require(try fixture.find([("service", .text("svc")), ("return", .text("data"))]).first)
+        let dataOnly = try #require(try fixture.find([("service", .text("svc")), ("return", .text("data"))]).first)
+        #expect(dataOnly.answer(returning: .data).map(\.name) == ["data", "value"])
+        #expect(dataOnly.item.attributes.isEmpty, "a search returning data only reads no attributes")
+        let item = try #require(try fixture.find([("service", .text("svc")), ("return", .text("attributes,data"))]).first)
         #expect(item.answer(returning: .data).map(\.name) == ["data", "value"])
         #expect(item.answer(returning: .ref).map(\.name) == ["persistentRef"])
         let attributes = item.answer(returning: .attributes).map(\.name)

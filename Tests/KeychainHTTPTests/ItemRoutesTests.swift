@@ -54,7 +54,7 @@ final class TestServer: Sendable {
     func snapshot() throws -> [String] {
         try ItemClass.storedClasses.flatMap { itemClass in
             try items.find(ItemFilter(itemClass: itemClass, accessGroups: ["app", "shared", "other", "stranger", "root"],
-                                      equal: [:]), limit: nil, after: nil, includeSecrets: true).items.map { item in
+                                      equal: [:]), limit: nil, after: nil, reading: .all).items.map { item in
                 "\(itemClass) \(item.persistentRef) \(item.attributes.sorted { $0.key.name < $1.key.name }.map { "\($0.key.name)=\($0.value)" }) \(item.secret?.copyBytes() ?? [])"
             }
         }

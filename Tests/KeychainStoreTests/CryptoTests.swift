@@ -174,11 +174,11 @@ struct CryptoTests {
                 [.text(a.persistentRef.rawValue), .text(b.persistentRef.rawValue)])
         }
         let filterB = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], persistentRef: b.persistentRef)
-        #expect(throws: KeychainError.self) { try store.find(filterB, limit: nil, after: nil, includeSecrets: true) }
+        #expect(throws: KeychainError.self) { try store.find(filterB, limit: nil, after: nil, reading: .all) }
         // Attributes stay readable, and the other item is untouched.
-        #expect(try store.find(filterB, limit: nil, after: nil, includeSecrets: false).items.count == 1)
+        #expect(try store.find(filterB, limit: nil, after: nil, reading: .attributes).items.count == 1)
         let filterA = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], persistentRef: a.persistentRef)
-        #expect(try store.find(filterA, limit: nil, after: nil, includeSecrets: true).items.first?.secret?.utf8String() == "alpha")
+        #expect(try store.find(filterA, limit: nil, after: nil, reading: .all).items.first?.secret?.utf8String() == "alpha")
     }
 
     @Test func digestsAndTokens() throws {

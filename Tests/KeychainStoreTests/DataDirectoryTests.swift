@@ -58,7 +58,7 @@ struct DataDirectoryTests {
         let reopened = try fixture.dataDirectory.open(logger: quietLogger)
         defer { reopened.close() }
         let page = try reopened.items.find(
-            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
         #expect(page.items.map(\.persistentRef) == [a.persistentRef])
         #expect(page.items.first?.secret?.utf8String() == "alpha")
         #expect(try reopened.clients.client(forTokenHash: [1, 2, 3])?.accessGroups == ["g1", "g2"])
@@ -72,7 +72,7 @@ struct DataDirectoryTests {
         let second = try fixture.dataDirectory.open(logger: quietLogger)
         defer { second.close() }
         let page = try second.items.find(
-            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
         #expect(page.items.map(\.persistentRef) == items.map(\.persistentRef))
         #expect(page.items.map { $0.secret?.utf8String() } == (0..<20).map { "s\($0)" })
     }
@@ -165,7 +165,7 @@ struct DataDirectoryTests {
         defer { reopened.close() }
         #expect(reopened.keyring.currentTerm == 3 && reopened.keyring.currentTermEncryptions == 2)
         let page = try reopened.items.find(
-            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
         #expect(page.items.map { $0.secret?.utf8String() } == (0..<8).map { "s\($0)" })
         try reopened.items.add([item(account: "next")])
         #expect(reopened.keyring.currentTerm == 3)
@@ -187,7 +187,7 @@ struct DataDirectoryTests {
         fixture.vault.close()
         let reopened = try fixture.dataDirectory.open(logger: quietLogger)
         let page = try reopened.items.find(
-            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
         #expect(page.items.map { $0.secret?.utf8String() } == ["before", "after", "still"])
         #expect(reopened.keyring.terms == [1, 2])
         reopened.close()

@@ -13,7 +13,7 @@ struct FindCacheTests {
         itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a")])
 
     private static func secret(_ vault: Vault) throws -> String? {
-        try vault.items.find(byAccount, limit: 1, after: nil, includeSecrets: true).items.first?.secret?.utf8String()
+        try vault.items.find(byAccount, limit: 1, after: nil, reading: .all).items.first?.secret?.utf8String()
     }
 
     @Test func everyKindOfWriteIsSeenByTheNextRead() throws {
@@ -40,8 +40,8 @@ struct FindCacheTests {
         let fixture = try VaultFixture()
         let vault = fixture.vault
         try vault.items.add([item(account: "a", secret: "one")])
-        let first = try vault.items.find(Self.byAccount, limit: 1, after: nil, includeSecrets: true).items[0]
-        let second = try vault.items.find(Self.byAccount, limit: 1, after: nil, includeSecrets: true).items[0]
+        let first = try vault.items.find(Self.byAccount, limit: 1, after: nil, reading: .all).items[0]
+        let second = try vault.items.find(Self.byAccount, limit: 1, after: nil, reading: .all).items[0]
         // Each answer holds its own opened copy, so wiping one cannot empty the other.
         #expect(first.secret !== second.secret)
         // A locked vault answers nothing, cached or not.
@@ -87,19 +87,20 @@ struct FindCacheTests {
         let same = ItemFilter(
             itemClass: .genericPassword, accessGroups: ["g1"],
             equal: [.label: .string("l"), .account: .string("a"), .service: .string("s")])
-        let key = FindCache.Key(filter: one, limit: 1, after: nil, includeSecrets: true)
-        let equal = FindCache.Key(filter: same, limit: 1, after: nil, includeSecrets: true)
+        let key = FindCache.Key(filter: one, limit: 1, after: nil, contents: .all)
+        let equal = FindCache.Key(filter: same, limit: 1, after: nil, contents: .all)
         #expect(key == equal && key.hashValue == equal.hashValue)
         var otherValue = same
         otherValue.equal[.account] = .string("b")
         let others = [
-            FindCache.Key(filter: otherValue, limit: 1, after: nil, includeSecrets: true),
-            FindCache.Key(filter: same, limit: 2, after: nil, includeSecrets: true),
-            FindCache.Key(filter: same, limit: 1, after: ItemCursor(afterSequence: 1), includeSecrets: true),
-            FindCache.Key(filter: same, limit: 1, after: nil, includeSecrets: false),
+            FindCache.Key(filter: otherValue, limit: 1, after: nil, contents: .all),
+            FindCache.Key(filter: same, limit: 2, after: nil, contents: .all),
+            FindCache.Key(filter: same, limit: 1, after: ItemCursor(afterSequence: 1), contents: .all),
+            FindCache.Key(filter: same, limit: 1, after: nil, contents: .attributes),
+            FindCache.Key(filter: same, limit: 1, after: nil, contents: .secret),
         ]
         for other in others { #expect(other != key) }
-        #expect(Set(others + [key, equal]).count == 5)
+        #expect(Set(others + [key, equal]).count == 6)
     }
 
     @Test func boundedInEntriesAndRows() throws {
@@ -107,7 +108,7 @@ struct FindCacheTests {
         func key(_ account: String) -> FindCache.Key {
             FindCache.Key(
                 filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
-                limit: nil, after: nil, includeSecrets: false)
+                limit: nil, after: nil, contents: .attributes)
         }
         func row(_ seq: Int64) -> FindCache.Row { FindCache.Row(seq: seq, item: item(account: "x"), sealedSecret: nil) }
         var reads = 0
@@ -138,7 +139,7 @@ struct FindCacheTests {
         func read(_ account: String) {
             let key = FindCache.Key(
                 filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
-                limit: nil, after: nil, includeSecrets: false)
+                limit: nil, after: nil, contents: .attributes)
             _ = cache.rows(for: key, generation: { 3 }) {
                 reads += 1
                 return [FindCache.Row(seq: 1, item: item(account: account), sealedSecret: nil)]
@@ -160,7 +161,7 @@ struct FindCacheTests {
         func rows(_ account: String, sealed: Int) -> [FindCache.Row] {
             let key = FindCache.Key(
                 filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
-                limit: nil, after: nil, includeSecrets: true)
+                limit: nil, after: nil, contents: .all)
             return cache.rows(for: key, generation: { 1 }) {
                 reads += 1
                 return [FindCache.Row(seq: 1, item: item(account: "x"), sealedSecret: [UInt8](repeating: 7, count: sealed))]

@@ -40,14 +40,35 @@ struct ItemStoreConformanceTests {
         let items = (0..<5).map { item(account: "a\($0)", service: "s", secret: "secret-\($0)") }
         try store.add(Array(items[0..<3]))
         try store.add(Array(items[3...]))
-        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        let page = try store.find(all, limit: nil, after: nil, reading: .all)
         #expect(page.items.map(\.persistentRef) == items.map(\.persistentRef))
         #expect(page.items.map { $0.secret?.utf8String() } == (0..<5).map { "secret-\($0)" })
         #expect(page.next == nil)
         #expect(page.items[0][.account] == .string("a0"))
         #expect(page.items[0][.creationDate] == items[0][.creationDate])
-        let withoutSecrets = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        let withoutSecrets = try store.find(all, limit: nil, after: nil, reading: .attributes)
         #expect(withoutSecrets.items.allSatisfy { $0.secret == nil })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aFindReadsOnlyTheContentsItNames(kind: StoreKind) throws {
+        let (store, keep) = try kind.make()
+        defer { withExtendedLifetime(keep) {} }
+        // Two groups, so that a secret opens only with its own group read alongside it.
+        let items = [item(account: "a", group: "g1", secret: "one"), item(account: "b", group: "g2", secret: "two")]
+        try store.add(items)
+        for _ in 0..<3 {  // a repeated find is answered from the SQLite store's find cache
+            let secrets = try store.find(all, limit: nil, after: nil, reading: .secret)
+            #expect(secrets.items.map(\.persistentRef) == items.map(\.persistentRef))
+            #expect(secrets.items.map { $0.secret?.utf8String() } == ["one", "two"])
+            #expect(secrets.items.allSatisfy { $0.attributes.isEmpty && $0.itemClass == .genericPassword })
+            let bare = try store.find(all, limit: 1, after: nil, reading: [])
+            #expect(bare.items.map(\.persistentRef) == [items[0].persistentRef])
+            #expect(bare.items.allSatisfy { $0.attributes.isEmpty && $0.secret == nil })
+            #expect(bare.next != nil)
+            let attributes = try store.find(all, limit: nil, after: nil, reading: .attributes)
+            #expect(attributes.items.map { $0[.account] } == [.string("a"), .string("b")])
+        }
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -72,7 +93,7 @@ struct ItemStoreConformanceTests {
             let stored = Item(itemClass: itemClass, persistentRef: .random(), attributes: attributes, secret: nil)
             try store.add([stored])
             let found = try store.find(
-                ItemFilter(itemClass: itemClass, accessGroups: ["g1"]), limit: nil, after: nil, includeSecrets: true)
+                ItemFilter(itemClass: itemClass, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
             #expect(found.items.map(\.attributes) == [attributes], "\(itemClass)")
         }
     }
@@ -89,7 +110,7 @@ struct ItemStoreConformanceTests {
             let filter = ItemFilter(
                 itemClass: .genericPassword, accessGroups: ["g1"],
                 equal: [.service: .string(service), .account: .string(account)], caseInsensitive: caseInsensitive)
-            return try store.find(filter, limit: 1, after: nil, includeSecrets: false).items.map(\.persistentRef)
+            return try store.find(filter, limit: 1, after: nil, reading: .attributes).items.map(\.persistentRef)
         }
         #expect(try refs("x", "y") == [a.persistentRef])
         #expect(try refs("y", "x") == [b.persistentRef])
@@ -108,14 +129,14 @@ struct ItemStoreConformanceTests {
         var cursor: ItemCursor?
         var pages = 0
         repeat {
-            let page = try store.find(all, limit: 2, after: cursor, includeSecrets: false)
+            let page = try store.find(all, limit: 2, after: cursor, reading: .attributes)
             seen += page.items.map(\.persistentRef)
             cursor = page.next
             pages += 1
         } while cursor != nil && pages < 10
         #expect(pages == 3)
         #expect(seen == items.map(\.persistentRef))
-        let exact = try store.find(all, limit: 5, after: nil, includeSecrets: false)
+        let exact = try store.find(all, limit: 5, after: nil, reading: .attributes)
         #expect(exact.items.count == 5 && exact.next == nil)
     }
 
@@ -129,7 +150,7 @@ struct ItemStoreConformanceTests {
         let key = item(.key, group: "g1", extra: [.applicationTag: .data([1, 2, 3])])
         try store.add([a, b, c, key])
         func refs(_ filter: ItemFilter) throws -> [PersistentRef] {
-            try store.find(filter, limit: nil, after: nil, includeSecrets: false).items.map(\.persistentRef)
+            try store.find(filter, limit: nil, after: nil, reading: .attributes).items.map(\.persistentRef)
         }
         #expect(try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])) == [a.persistentRef, b.persistentRef])
         #expect(try refs(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"])) == [c.persistentRef])
@@ -162,10 +183,10 @@ struct ItemStoreConformanceTests {
         let a = item(account: "Alice", service: "Mail")
         try store.add([a])
         let exact = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("alice")])
-        #expect(try store.find(exact, limit: nil, after: nil, includeSecrets: false).items.isEmpty)
+        #expect(try store.find(exact, limit: nil, after: nil, reading: .attributes).items.isEmpty)
         var folded = exact
         folded.caseInsensitive = true
-        #expect(try store.find(folded, limit: nil, after: nil, includeSecrets: false).items.count == 1)
+        #expect(try store.find(folded, limit: nil, after: nil, reading: .attributes).items.count == 1)
 
         // Case folding is Unicode's, not ASCII's, in every store.
         try store.add([item(account: "ÉCOLE", service: "Straße")])
@@ -173,7 +194,7 @@ struct ItemStoreConformanceTests {
             itemClass: .genericPassword, accessGroups: ["g1"],
             equal: [.account: .string("école"), .service: .string("STRAßE")],
             caseInsensitive: true)
-        #expect(try store.find(unicode, limit: nil, after: nil, includeSecrets: false).items.count == 1)
+        #expect(try store.find(unicode, limit: nil, after: nil, reading: .attributes).items.count == 1)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -209,7 +230,7 @@ struct ItemStoreConformanceTests {
         #expect(throws: KeychainError.duplicateItem()) {
             try store.add([item(account: "new2"), item(account: "new2")])
         }
-        let page = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        let page = try store.find(all, limit: nil, after: nil, reading: .attributes)
         #expect(page.items.map { $0[.account] } == [.string("taken")])
     }
 
@@ -230,7 +251,7 @@ struct ItemStoreConformanceTests {
             ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("svc")]),
             with: changes)
         #expect(count == 2)
-        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        let page = try store.find(all, limit: nil, after: nil, reading: .all)
         #expect(page.items.map { $0[.label] } == [.string("new"), .string("new"), nil])
         #expect(page.items.map { $0.secret?.utf8String() } == ["rotated", "rotated", "secret"])
         #expect(page.items[0][.modificationDate] == .date(Date(millisecondsSince1970: future.millisecondsSince1970 + 1)))
@@ -242,7 +263,7 @@ struct ItemStoreConformanceTests {
             with: ItemChanges(attributes: [.comment: nil], modificationDate: now)) == 1)
         let updatedB = try store.find(
             ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], persistentRef: b.persistentRef),
-            limit: nil, after: nil, includeSecrets: false)
+            limit: nil, after: nil, reading: .attributes)
         #expect(updatedB.items.first?[.comment] == nil)
         #expect(updatedB.items.first?[.label] == .string("new"))
         // No match: 0 and nothing changed.
@@ -272,7 +293,7 @@ struct ItemStoreConformanceTests {
                     attributes: [.account: .string("same"), .label: .string("y")], secret: SecretBytes(utf8: "z"),
                     modificationDate: Date()))
         }
-        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        let page = try store.find(all, limit: nil, after: nil, reading: .all)
         #expect(page.items.map { $0[.account] } == [.string("a"), .string("b")])
         #expect(page.items.map { $0[.label] } == [.string("la"), .string("lb")])
         #expect(page.items.map { $0.secret?.utf8String() } == ["secret", "secret"])
@@ -288,7 +309,7 @@ struct ItemStoreConformanceTests {
         #expect(try store.update(
             ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]),
             with: ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date())) == 1)
-        let page = try store.find(all, limit: nil, after: nil, includeSecrets: true)
+        let page = try store.find(all, limit: nil, after: nil, reading: .all)
         #expect(page.items.first?.accessGroup == "g2")
         #expect(page.items.first?.secret?.utf8String() == "kept")
     }
@@ -309,7 +330,7 @@ struct ItemStoreConformanceTests {
         #expect(try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("svc")])) == 0)
         counts = try store.countByClass()
         #expect(counts[.genericPassword] == 2)
-        let left = try store.find(all, limit: nil, after: nil, includeSecrets: false)
+        let left = try store.find(all, limit: nil, after: nil, reading: .attributes)
         #expect(left.items.map { $0[.account] } == [.string("c"), .string("a")])
         // A deleted key can be added again.
         try store.add([item(account: "a", service: "svc")])
@@ -329,7 +350,7 @@ struct ItemStoreConformanceTests {
             item(account: "refreshToken", service: "api", secret: "new-refresh"),
         ]) == 1)
         func secrets() throws -> [String?] {
-            try store.find(all, limit: nil, after: nil, includeSecrets: true).items.map { $0.secret?.utf8String() }
+            try store.find(all, limit: nil, after: nil, reading: .all).items.map { $0.secret?.utf8String() }
         }
         #expect(try secrets() == ["untouched", "new-access", "new-refresh"])
         // A clash with an item that stays: errSecDuplicateItem, nothing deleted, nothing added.

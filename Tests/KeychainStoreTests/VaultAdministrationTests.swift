@@ -8,7 +8,7 @@ import Testing
 private let everything = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])
 
 private func secrets(_ vault: Vault) throws -> [String: String] {
-    let page = try vault.items.find(everything, limit: nil, after: nil, includeSecrets: true)
+    let page = try vault.items.find(everything, limit: nil, after: nil, reading: .all)
     var result: [String: String] = [:]
     for item in page.items {
         guard case .string(let account)? = item.attributes[.account] else { continue }
@@ -39,7 +39,7 @@ struct VaultAdministrationTests {
         vault.lock()
         #expect(vault.isLocked && vault.keyring.isLocked && vault.status.locked)
         expectLocked { try vault.items.add([item(account: "b")]) }
-        expectLocked { _ = try vault.items.find(everything, limit: nil, after: nil, includeSecrets: false) }
+        expectLocked { _ = try vault.items.find(everything, limit: nil, after: nil, reading: .attributes) }
         expectLocked { _ = try vault.items.update(everything, with: ItemChanges(modificationDate: Date())) }
         expectLocked { _ = try vault.items.delete(everything) }
         expectLocked { _ = try vault.rotate(reencrypt: false) }
@@ -107,7 +107,7 @@ struct VaultAdministrationTests {
                     do {
                         try vault.items.add([item(account: account, secret: "secret-\(account)")])
                         acknowledged.withLock { $0[account] = "secret-\(account)" }
-                        _ = try vault.items.find(everything, limit: 5, after: nil, includeSecrets: true)
+                        _ = try vault.items.find(everything, limit: 5, after: nil, reading: .all)
                     } catch let error as KeychainError where error.code == .interactionNotAllowed {
                         continue
                     } catch {

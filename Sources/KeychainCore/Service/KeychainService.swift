@@ -166,9 +166,12 @@ public final class KeychainService: Sendable {
         if query.itemClass == .identity {
             result = try findIdentities(query, groups: groups, take: take, includeSecrets: includeSecrets)
         } else {
+            // Only what the answer returns is read (`FoundItem.answer`).
+            var contents: ItemContents = []
+            if query.returnKinds.contains(.attributes) { contents.insert(.attributes) }
+            if includeSecrets { contents.insert(.secret) }
             let page = try store.find(
-                filter(query, groups: groups), limit: take, after: query.cursor?.after,
-                includeSecrets: includeSecrets)
+                filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents)
             result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
             result.next = page.next.map { PageCursor(after: $0, remaining: nil) }
         }
@@ -305,18 +308,19 @@ public final class KeychainService: Sendable {
         attributes[.applicationLabel] = .data(hash)
         var keyFilter = filter(query, groups: groups, itemClass: .key, attributes: attributes)
         keyFilter.persistentRef = nil
-        return try store.find(keyFilter, limit: 1, after: nil, includeSecrets: includeSecrets).items.first
+        return try store.find(keyFilter, limit: 1, after: nil, reading: includeSecrets ? .all : .attributes).items.first
     }
 
-    /// Certificates joined with their private keys; pages the certificates so that `take`
-    /// identities are found without reading past them.
+    /// Certificates joined with their private keys (by their attributes, so those are always
+    /// read); pages the certificates so that `take` identities are found without reading past them.
     private func findIdentities(_ query: ItemQuery, groups: [String], take: Int, includeSecrets: Bool) throws -> MatchResult {
         let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
         var found: [FoundItem] = []
         var cursor = query.cursor?.after
         while found.count < take {
             let page = try store.find(
-                certificateFilter, limit: take - found.count, after: cursor, includeSecrets: includeSecrets)
+                certificateFilter, limit: take - found.count, after: cursor,
+                reading: includeSecrets ? .all : .attributes)
             for certificate in page.items {
                 if let key = try key(for: certificate, query, keyAttributes: keyAttributes, groups: groups, includeSecrets: includeSecrets) {
                     found.append(FoundItem(identityCertificate: certificate, key: key))
