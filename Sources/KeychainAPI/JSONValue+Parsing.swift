@@ -1,3 +1,4 @@
+import KeychainCore
 extension JSONValue {
     /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
     public static let maximumDepth = 64
@@ -175,7 +176,7 @@ private struct JSONParser {
         func flushRun(_ end: Int) throws(JSONParseError) {
             guard end > runStart else { return }
             let run = UnsafeBufferPointer(rebasing: bytes[runStart..<end])
-            guard let text = String(validating: run, as: UTF8.self) else {
+            guard let text = String(validatingUTF8Bytes: run) else {
                 throw JSONParseError(description: "invalid UTF-8 in a string at byte \(runStart)")
             }
             result += text

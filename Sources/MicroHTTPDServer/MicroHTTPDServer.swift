@@ -290,7 +290,7 @@ private func values(
             guard let pointer, count > 0 else { return "" }
             let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: count)
             if strict {
-                guard let valid = String(validating: bytes, as: UTF8.self) else {
+                guard let valid = String(validatingUTF8Bytes: bytes) else {
                     invalid = true
                     return ""
                 }

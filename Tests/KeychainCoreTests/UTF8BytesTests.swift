@@ -10,4 +10,15 @@ struct UTF8BytesTests {
         #expect(bytes == [0x3E] + Array(text.utf8))
         #expect(text.withUTF8Bytes { Array($0) } == Array(text.utf8))
     }
+
+    /// Answers exactly what `String(validating:as:)` answers, on its ASCII path and the other.
+    @Test(arguments: [
+        [], Array("account".utf8), Array("é😀".utf8), Array("a\u{0}b".utf8),
+        [0xFF], [0x61, 0x80], [0xC0, 0x80], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x98], [0xE2, 0x82],
+    ] as [[UInt8]])
+    func validatingMatchesTheStandardLibrary(bytes: [UInt8]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            #expect(String(validatingUTF8Bytes: buffer) == String(validating: buffer, as: UTF8.self))
+        }
+    }
 }
