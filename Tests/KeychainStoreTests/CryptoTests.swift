@@ -186,6 +186,10 @@ struct CryptoTests {
         // RFC 4231 test case 2.
         let mac = Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), Array("what do ya want for nothing?".utf8))
         #expect(mac == bytes(hex: "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
+        // The prepared key the audit tags use gives the same MAC, every time it is used.
+        let prepared = HMACKey(SecretBytes(utf8: "Jefe"))
+        for _ in 0..<2 { #expect(prepared.mac(Array("what do ya want for nothing?".utf8)) == mac) }
+        #expect(prepared.mac([]) == Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), []))
         let issuer = OpenSSLClientTokenIssuer()
         let (token, hash) = issuer.newToken()
         #expect(token.hasPrefix("kc_") && token.count == 3 + 43)
