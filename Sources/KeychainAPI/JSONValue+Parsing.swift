@@ -1,4 +1,5 @@
 import KeychainCore
+
 extension JSONValue {
     /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
     public static let maximumDepth = 64

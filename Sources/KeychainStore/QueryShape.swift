@@ -57,10 +57,10 @@ struct FilterShape: Hashable {
 }
 
 /// What decides a find's SELECT: its filter's shape, which contents are read (attributes, sealed
-/// secrets), and whether a cursor and a limit are bound. A connection keeps one prepared statement per shape,
-/// found by the shape itself (`SQLiteConnection.statement(for:)`), so a point read neither builds
-/// its SQL text (the class's attribute columns: 16 for a generic password) nor hashes it to find
-/// the statement.
+/// secrets), and whether a cursor and a limit are bound. A connection keeps one prepared
+/// statement per shape, found by the shape itself (`SQLiteConnection.statement(for:)`), so a
+/// point read neither builds its SQL text (the class's attribute columns: 16 for a generic
+/// password) nor hashes it to find the statement.
 struct FindShape: Hashable {
     let filter: FilterShape
     let contents: ItemContents

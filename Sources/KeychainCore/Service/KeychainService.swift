@@ -161,15 +161,14 @@ public final class KeychainService: Sendable {
         case .all:
             take = pageSize
         }
-        let includeSecrets = query.returnKinds.contains(.data)
+        // Only what the answer returns is read (`FoundItem.answer`); identities join on attributes.
+        var contents: ItemContents = []
+        if query.returnKinds.contains(.attributes) || query.itemClass == .identity { contents.insert(.attributes) }
+        if query.returnKinds.contains(.data) { contents.insert(.secret) }
         var result: MatchResult
         if query.itemClass == .identity {
-            result = try findIdentities(query, groups: groups, take: take, includeSecrets: includeSecrets)
+            result = try findIdentities(query, groups: groups, take: take, reading: contents)
         } else {
-            // Only what the answer returns is read (`FoundItem.answer`).
-            var contents: ItemContents = []
-            if query.returnKinds.contains(.attributes) { contents.insert(.attributes) }
-            if includeSecrets { contents.insert(.secret) }
             let page = try store.find(
                 filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents)
             result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
@@ -300,7 +299,7 @@ public final class KeychainService: Sendable {
     /// The private key joined to `certificate`: keyClass private, applicationLabel = publicKeyHash.
     private func key(
         for certificate: Item, _ query: ItemQuery, keyAttributes: [Attribute: AttributeValue], groups: [String],
-        includeSecrets: Bool
+        reading contents: ItemContents
     ) throws -> Item? {
         guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else { return nil }
         var attributes = keyAttributes
@@ -308,21 +307,23 @@ public final class KeychainService: Sendable {
         attributes[.applicationLabel] = .data(hash)
         var keyFilter = filter(query, groups: groups, itemClass: .key, attributes: attributes)
         keyFilter.persistentRef = nil
-        return try store.find(keyFilter, limit: 1, after: nil, reading: includeSecrets ? .all : .attributes).items.first
+        return try store.find(keyFilter, limit: 1, after: nil, reading: contents).items.first
     }
 
-    /// Certificates joined with their private keys (by their attributes, so those are always
-    /// read); pages the certificates so that `take` identities are found without reading past them.
-    private func findIdentities(_ query: ItemQuery, groups: [String], take: Int, includeSecrets: Bool) throws -> MatchResult {
+    /// Certificates joined with their private keys; pages the certificates so that `take`
+    /// identities are found without reading past them. The join is on attributes, so `contents`
+    /// names them.
+    private func findIdentities(_ query: ItemQuery, groups: [String], take: Int, reading contents: ItemContents) throws
+        -> MatchResult
+    {
         let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
         var found: [FoundItem] = []
         var cursor = query.cursor?.after
         while found.count < take {
             let page = try store.find(
-                certificateFilter, limit: take - found.count, after: cursor,
-                reading: includeSecrets ? .all : .attributes)
+                certificateFilter, limit: take - found.count, after: cursor, reading: contents)
             for certificate in page.items {
-                if let key = try key(for: certificate, query, keyAttributes: keyAttributes, groups: groups, includeSecrets: includeSecrets) {
+                if let key = try key(for: certificate, query, keyAttributes: keyAttributes, groups: groups, reading: contents) {
                     found.append(FoundItem(identityCertificate: certificate, key: key))
                 }
             }
@@ -337,7 +338,7 @@ public final class KeychainService: Sendable {
         var paged = query
         paged.cursor = nil
         while true {
-            let page = try findIdentities(paged, groups: groups, take: pageSize, includeSecrets: false)
+            let page = try findIdentities(paged, groups: groups, take: pageSize, reading: .attributes)
             all += page.items
             guard let next = page.next else { return all }
             paged.cursor = next
