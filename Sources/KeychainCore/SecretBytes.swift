@@ -79,10 +79,7 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     public func utf8String(after prefix: String) -> String? {
         withUnsafeBytes { raw in
             let bytes = raw.bindMemory(to: UInt8.self)
-            // Mostly ASCII (tokens, passwords), which needs no decoding to be known valid.
-            guard bytes.allSatisfy({ $0 < 0x80 }) || String(validating: bytes, as: UTF8.self) != nil else {
-                return nil
-            }
+            guard String.isValidUTF8(bytes) else { return nil }
             return prefix.withUTF8Bytes { head in
                 String(unsafeUninitializedCapacity: head.count + bytes.count) { buffer in
                     _ = UnsafeMutableBufferPointer(rebasing: buffer[..<head.count]).initialize(from: head)

@@ -25,12 +25,13 @@ extension String {
     /// query's names and values (callgrind; docs/benchmarks.md, "Scale").
     @inlinable
     public init?(validatingUTF8Bytes bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.allSatisfy({ $0 < 0x80 }) {
-            self = String(decoding: bytes, as: UTF8.self)
-        } else if let valid = String(validating: bytes, as: UTF8.self) {
-            self = valid
-        } else {
-            return nil
-        }
+        guard String.isValidUTF8(bytes) else { return nil }
+        self = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `bytes` are valid UTF-8; ASCII is known valid without decoding.
+    @inlinable
+    public static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        bytes.allSatisfy { $0 < 0x80 } || String(validating: bytes, as: UTF8.self) != nil
     }
 }
