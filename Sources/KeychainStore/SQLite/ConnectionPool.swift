@@ -8,6 +8,16 @@ import Synchronization
 ///
 /// With `maxIdleReaders == 0` (and always for `:memory:`, whose connections would each see a
 /// different database) every read goes through the writer's `Mutex` too.
+///
+/// A reader keeps its read transaction (its snapshot) from one read to the next while no write
+/// finishes, instead of beginning and ending one per read (docs/decisions.md, "Read snapshots
+/// kept between reads"):
+/// - a read checks out a connection and keeps its snapshot only if it began at the current
+///   `writeGeneration`; otherwise it ends it and begins another. A write is counted before its
+///   caller hears of it, so no read after an acknowledged write answers from before it.
+/// - a write first ends the snapshots of idle readers, so that they hold back neither the WAL's
+///   restart at the write's first frame nor, once the write is counted and they are ended again,
+///   the checkpoint the write may be due (which the writer runs then, not inside its commit).
 final class ConnectionPool: Sendable {
     private struct Readers {
         var idle: [SQLiteConnection] = []
@@ -23,15 +33,22 @@ final class ConnectionPool: Sendable {
     init(path: String, maxIdleReaders: Int = 4) throws {
         self.path = path
         self.maxIdleReaders = path == ":memory:" ? 0 : maxIdleReaders
-        writer = PThreadLocked(try SQLiteConnection(path: path))
+        let writer = try SQLiteConnection(path: path)
+        if maxIdleReaders > 0 { writer.deferCheckpoints() }
+        self.writer = PThreadLocked(writer)
     }
 
     /// Runs `body` with the writer connection, serialized with every other write.
     func write<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { connection in
             guard let connection, connection.isOpen else { throw KeychainStoreClosed() }
-            // Counted once `body` is over (committed or not), before the caller hears of it.
-            defer { writes.add(1, ordering: .releasing) }
+            releaseIdleSnapshots()
+            defer {
+                // Counted once `body` is over (committed or not), before the caller hears of it.
+                writes.add(1, ordering: .releasing)
+                releaseIdleSnapshots()
+                connection.checkpointIfDue()
+            }
             return try body(connection)
         }
     }
@@ -56,7 +73,22 @@ final class ConnectionPool: Sendable {
             }
             if !keep { connection.close() }
         }
-        return try body(connection)
+        do {
+            try connection.holdSnapshot(at: writeGeneration)
+            return try body(connection)
+        } catch {
+            connection.releaseSnapshot()
+            throw error
+        }
+    }
+
+    /// Ends the read transactions idle readers keep (taking the readers' lock: none is checked
+    /// out meanwhile, and none is returned with an older snapshot after this than a write counted
+    /// before it).
+    private func releaseIdleSnapshots() {
+        readers.withLock { state in
+            for connection in state.idle { connection.releaseSnapshot() }
+        }
     }
 
     /// Closes every connection; later calls throw `KeychainStoreClosed`. Idempotent.

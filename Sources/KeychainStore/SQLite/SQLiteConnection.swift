@@ -11,6 +11,12 @@ final class SQLiteConnection: @unchecked Sendable {
     private var db: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
     private var finds: [FindShape: SQLiteStatement] = [:]
+    /// The write generation (`ConnectionPool.writeGeneration`) at which this reader's open read
+    /// transaction began, while one is kept between reads (`holdSnapshot(at:)`); nil otherwise.
+    private var snapshotGeneration: UInt64?
+    /// Frames in the WAL after this connection's last commit, once `deferCheckpoints()` took
+    /// checkpointing out of the commits.
+    private var walFrames: Int32 = 0
     let path: String
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)
@@ -193,11 +199,65 @@ final class SQLiteConnection: @unchecked Sendable {
         guard switched == SQLITE_OK else { throw SQLiteError(code: switched, db: destination) }
     }
 
-    /// Runs `body` inside a read transaction (`BEGIN DEFERRED`), so several selects see one snapshot.
+    /// Runs `body` inside a read transaction (`BEGIN DEFERRED`), so several selects see one
+    /// snapshot; inside a transaction already open (a reader's kept snapshot), that one.
     func read<T>(_ body: () throws -> T) throws -> T {
+        if sqlite3_get_autocommit(try handle()) == 0 { return try body() }
         try execute("BEGIN")
         defer { _ = try? execute("COMMIT") }
         return try body()
+    }
+}
+
+// MARK: - Snapshots kept between reads
+
+extension SQLiteConnection {
+    /// Makes sure a read transaction begun at write generation `generation` is open, beginning
+    /// one (and ending an older one) if not. `BEGIN` takes no snapshot by itself: the first
+    /// select after it does, so the snapshot holds at least every write counted in `generation`.
+    /// A reader that keeps it skips, per read, the WAL read lock (`fcntl`), the database file's
+    /// size (`fstat`) and SQLite's checks that its page cache is still valid.
+    func holdSnapshot(at generation: UInt64) throws {
+        let db = try handle()
+        if snapshotGeneration == generation, sqlite3_get_autocommit(db) == 0 { return }
+        releaseSnapshot()
+        try execute("BEGIN")
+        snapshotGeneration = generation
+    }
+
+    /// Ends the read transaction `holdSnapshot(at:)` kept, if one is open.
+    func releaseSnapshot() {
+        guard snapshotGeneration != nil else { return }
+        snapshotGeneration = nil
+        if let db, sqlite3_get_autocommit(db) == 0, (try? execute("COMMIT")) == nil {
+            _ = try? execute("ROLLBACK")
+        }
+    }
+
+    /// The WAL frame count SQLite checkpoints at on its own (`wal_autocheckpoint`'s default).
+    static let checkpointFrames: Int32 = 1000
+
+    /// Takes checkpoints out of this (the writer's) commits. SQLite's automatic checkpoint runs
+    /// inside the commit that takes the WAL past `checkpointFrames`, while readers may still hold
+    /// snapshots from before it, which it cannot pass; `ConnectionPool.write` instead runs
+    /// `checkpointIfDue()` once idle readers let theirs go.
+    func deferCheckpoints() {
+        guard let db else { return }
+        sqlite3_wal_hook(
+            db,
+            { context, _, _, frames in
+                Unmanaged<SQLiteConnection>.fromOpaque(context!).takeUnretainedValue().walFrames = frames
+                return SQLITE_OK
+            }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// A passive checkpoint (copies what no reader still needs from the WAL into the database,
+    /// never waiting) when the WAL holds `checkpointFrames` frames or more. Like SQLite's own, a
+    /// checkpoint that cannot finish is left to the next write.
+    func checkpointIfDue() {
+        guard let db, walFrames >= Self.checkpointFrames else { return }
+        walFrames = 0
+        sqlite3_wal_checkpoint_v2(db, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
     }
 }
 
