@@ -34,7 +34,7 @@ final class ConnectionPool: Sendable {
         self.path = path
         self.maxIdleReaders = path == ":memory:" ? 0 : maxIdleReaders
         let writer = try SQLiteConnection(path: path)
-        if maxIdleReaders > 0 { writer.deferCheckpoints() }
+        if self.maxIdleReaders > 0 { writer.deferCheckpoints() }
         self.writer = PThreadLocked(writer)
     }
 
@@ -82,9 +82,9 @@ final class ConnectionPool: Sendable {
         }
     }
 
-    /// Ends the read transactions idle readers keep (taking the readers' lock: none is checked
-    /// out meanwhile, and none is returned with an older snapshot after this than a write counted
-    /// before it).
+    /// Ends the read transactions idle readers keep (under the readers' lock, so none is checked
+    /// out meanwhile). A reader checked out during a write comes back with its older snapshot,
+    /// which the next read on it replaces and the next write ends.
     private func releaseIdleSnapshots() {
         readers.withLock { state in
             for connection in state.idle { connection.releaseSnapshot() }
