@@ -12,11 +12,10 @@ import KeychainCore
 /// rows or of more than 1/16 of `maxBytes` are not kept, and the cache starts over when it holds
 /// `maxEntries` entries or would pass `maxBytes`.
 ///
-/// Kept from the second time a find misses, not the first: a small table remembers the hashes of
-/// recent misses (a "doorkeeper", as in TinyLFU). Reads spread over a large vault (1M items read
-/// at random) then stop filling the cache with finds that never come back and starting it over
-/// every `maxEntries` misses, while a repeated find (a service's token fetch) is kept from its
-/// second read on.
+/// Kept from the second time a find misses, not the first (a `Doorkeeper` of 4 × `maxEntries`
+/// slots): reads spread over a large vault (1M items read at random) then stop filling the cache
+/// with finds that never come back and starting it over every `maxEntries` misses, while a
+/// repeated find (a service's token fetch) is kept from its second read on.
 ///
 /// Each request thread has its own (`SQLiteItemStore` keeps them `PerThread`), so the bounds
 /// below are per thread; the lock is then taken by one thread only.
@@ -73,26 +72,19 @@ final class FindCache: Sendable {
         var rows: [Key: [Row]] = [:]
         /// `size(of:)` summed over `rows`.
         var bytes = 0
-        /// Hashes of recent misses, each in the slot its low bits name (the doorkeeper). A
-        /// collision only delays or hastens keeping a find; it never changes an answer.
-        var recentMisses: [Int]
+        var doorkeeper: Doorkeeper
     }
 
     private let entries: PThreadLocked<Entries>
     let maxEntries: Int
     let maxRows: Int
     let maxBytes: Int
-    /// Slots of the doorkeeper, a power of two.
-    private let doorkeeperSlots: Int
 
     init(maxEntries: Int = 1024, maxRows: Int = 8, maxBytes: Int = 8 << 20) {
         self.maxEntries = maxEntries
         self.maxRows = maxRows
         self.maxBytes = maxBytes
-        var slots = 1
-        while slots < 4 * maxEntries { slots <<= 1 }
-        doorkeeperSlots = slots
-        entries = PThreadLocked(Entries(recentMisses: [Int](repeating: 0, count: slots)))
+        entries = PThreadLocked(Entries(doorkeeper: Doorkeeper(slots: 4 * maxEntries)))
     }
 
     /// About how much memory `rows` hold: secrets, attribute values and a fixed part per row.
@@ -131,11 +123,7 @@ final class FindCache: Sendable {
         var full: [Key: [Row]] = [:]
         entries.withLock { entries in
             guard entries.generation == before, entries.rows[key] == nil else { return }
-            let slot = key.precomputedHash & (doorkeeperSlots - 1)
-            guard entries.recentMisses[slot] == key.precomputedHash else {
-                entries.recentMisses[slot] = key.precomputedHash
-                return
-            }
+            guard entries.doorkeeper.admits(key.precomputedHash) else { return }
             if entries.rows.count >= maxEntries || entries.bytes + size > maxBytes {
                 swap(&full, &entries.rows)
                 entries.bytes = 0
