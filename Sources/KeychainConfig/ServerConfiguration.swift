@@ -5,7 +5,7 @@
 /// | `listen` | `HOST:PORT` (IPv6 as `[::1]:8420`) | `127.0.0.1:8420` | `KEYCHAIND_LISTEN` |
 /// | `dataDir` | path | `./data` | `KEYCHAIND_DATA_DIR` |
 /// | `logLevel` | trace, debug, info, notice, warning, error, critical | `info` | `KEYCHAIND_LOG_LEVEL` |
-/// | `threads` | integer ≥ 0, 0 = one per core | `0` | `KEYCHAIND_THREADS` |
+/// | `threads` | integer ≥ 0, 0 = two per core | `0` | `KEYCHAIND_THREADS` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
 /// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `32768` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
@@ -52,6 +52,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auditFile: String = ""
     public var auditFailClosed: Bool = false
     public var auditFsync: Bool = false
+
+    /// The worker threads to run on a machine of `processors` cores: `threads`, or two per core
+    /// when it is 0 (docs/decisions.md, "libmicrohttpd").
+    public func workerThreads(processors: Int) -> Int { threads > 0 ? threads : 2 * max(1, processors) }
 
     /// Where the audit log is written: `audit.file`, or `<dataDir>/audit.log`.
     public var auditFilePath: String { auditFile.isEmpty ? "\(dataDir)/audit.log" : auditFile }

@@ -39,9 +39,4 @@ public enum StorageBenchmarkSupport {
             if elapsed >= seconds { return Double(count) / elapsed }
         }
     }
-
-    /// Opens `directory` with `maxIdleReaders` reader connections (0: every read on the writer).
-    public static func open(_ directory: DataDirectory, maxIdleReaders: Int, logger: Logger) throws -> Vault {
-        try directory.open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: maxIdleReaders)
-    }
 }

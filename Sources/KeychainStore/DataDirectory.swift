@@ -83,8 +83,13 @@ public struct DataDirectory: Sendable {
     ///
     /// With `locked`, the master key is not read (it may even be absent): the vault starts
     /// locked and `unlock()` loads the key later. `faults` arms crash points for tests.
-    public func open(logger: Logger, locked: Bool = false, faults: FaultInjection = .none) throws -> Vault {
-        try open(logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, locked: locked, faults: faults)
+    /// `readers`: reading connections kept open between reads, one for each thread that reads at once.
+    public func open(
+        logger: Logger, readers: Int = 4, locked: Bool = false, faults: FaultInjection = .none
+    ) throws -> Vault {
+        try open(
+            logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: readers,
+            locked: locked, faults: faults)
     }
 
     func open(

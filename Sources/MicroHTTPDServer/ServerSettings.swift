@@ -4,7 +4,7 @@ public struct ServerSettings: Sendable, Equatable {
     public var host: String
     /// 0 asks the OS for a free port; `MicroHTTPDServer.port` tells which.
     public var port: UInt16
-    /// Worker threads of the epoll pool (the interop notes measured cores as best).
+    /// Worker threads of the epoll pool.
     public var threads: Int
     /// Larger request bodies are refused with 413 (errSecParam) without being read.
     public var maxBodyBytes: Int

@@ -148,7 +148,7 @@ do {
 // Reader pool vs one connection, 4 threads of point reads for 3 s each.
 if let directory = largest, let n = itemCounts.max() {
     for readers in [4, 0] {
-        let vault = try StorageBenchmarkSupport.open(directory, maxIdleReaders: readers, logger: logger)
+        let vault = try directory.open(logger: logger, readers: readers)
         let deadline = Date().addingTimeInterval(3)
         let total = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 4) { _ in

@@ -55,7 +55,8 @@ struct ServeCommand: ParsableCommand {
             if let point = faults.armedPoint {
                 logger.warning("fault injection armed: the process exits with status 70 at \(point)")
             }
-            vault = try directory.open(logger: logger, locked: locked, faults: faults)
+            vault = try directory.open(
+                logger: logger, readers: Wiring.workerThreads(configuration), locked: locked, faults: faults)
             if locked { logger.notice("started locked: POST /v1/admin/unlock loads \(directory.masterKeyPath)") }
             if configuration.backupInterval > 0 {
                 let scheduler = BackupScheduler(
@@ -81,7 +82,8 @@ struct ServeCommand: ParsableCommand {
         let scheme = configuration.tlsCertFile.isEmpty ? "http" : "https"
         var address = configuration.listen
         address.port = server.port
-        logger.notice("keychaind listening on \(scheme)://\(address)")
+        logger.notice(
+            "keychaind listening on \(scheme)://\(address)", metadata: ["workers": "\(Wiring.workerThreads(configuration))"])
 
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")

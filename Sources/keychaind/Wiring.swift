@@ -38,6 +38,11 @@ enum Wiring {
             failuresPerMinute: configuration.authFailuresPerMinute, maxAddresses: configuration.authFailureAddresses)
     }
 
+    /// libmicrohttpd's worker threads on this machine; the vault keeps a reader for each.
+    static func workerThreads(_ configuration: ServerConfiguration) -> Int {
+        configuration.workerThreads(processors: ProcessInfo.processInfo.activeProcessorCount)
+    }
+
     static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {
         var tls: ServerSettings.TLSMaterial?
         if !configuration.tlsCertFile.isEmpty {
@@ -51,7 +56,7 @@ enum Wiring {
         }
         return ServerSettings(
             host: configuration.listen.host, port: configuration.listen.port,
-            threads: configuration.threads > 0 ? configuration.threads : ProcessInfo.processInfo.activeProcessorCount,
+            threads: workerThreads(configuration),
             maxBodyBytes: configuration.maxBodyBytes, maxConnections: configuration.maxConnections,
             connectionMemoryBytes: configuration.connectionMemoryBytes,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds,

@@ -36,6 +36,22 @@ struct ServerLifecycleTests {
         #expect(server.log.contains("stopped"))
     }
 
+    /// Two worker threads per core unless `threads` says otherwise; the start line names them.
+    @Test(arguments: [nil, "3"])
+    func runsTheConfiguredWorkerThreads(threads: String?) throws {
+        let expected = threads.flatMap { Int($0) } ?? 2 * ProcessInfo.processInfo.activeProcessorCount
+        let server = try KeychaindProcess(environment: threads.map { ["KEYCHAIND_THREADS": $0] } ?? [:])
+        defer { server.stop() }
+        #expect(try server.client().send("GET", "/v1/health").status == 200)
+        #expect(server.log.contains("workers=\(expected) "), "\(server.log)")
+        // libmicrohttpd names its pool's threads; count them in the running process.
+        let tasks = "/proc/\(server.process.processIdentifier)/task"
+        let names = try FileManager.default.contentsOfDirectory(atPath: tasks).map {
+            try String(contentsOfFile: "\(tasks)/\($0)/comm", encoding: .utf8)
+        }
+        #expect(names.filter { $0.hasPrefix("MHD-worker") }.count == expected, "\(names)")
+    }
+
     @Test func logsALinePerRequestAtDebug() throws {
         let server = try KeychaindProcess(environment: ["KEYCHAIND_LOG_LEVEL": "debug"])
         defer { server.stop() }

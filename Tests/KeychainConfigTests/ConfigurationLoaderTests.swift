@@ -12,6 +12,15 @@ struct ConfigurationLoaderTests {
         #expect(configuration.maxBodyBytes == 1_048_576)
     }
 
+    @Test func workerThreadsAreTwoPerCoreUnlessSet() throws {
+        let defaults = try ConfigurationLoader.load(fileText: nil, environment: [:], flags: [:])
+        #expect(defaults.workerThreads(processors: 2) == 4)
+        #expect(defaults.workerThreads(processors: 16) == 32)
+        #expect(defaults.workerThreads(processors: 0) == 2)
+        let set = try ConfigurationLoader.load(fileText: "threads = 3", environment: [:], flags: [:])
+        #expect(set.workerThreads(processors: 2) == 3)
+    }
+
     @Test func theShippedConfigFileHoldsExactlyTheDefaults() throws {
         let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("config/keychaind.toml").path

@@ -18,6 +18,18 @@ struct ConnectionPoolTests {
         try pool.read { try $0.scalarInt("SELECT value FROM box WHERE id = 1") }
     }
 
+    /// The page cache is one budget for the pool, shared equally by the writer and the readers
+    /// it keeps, so more readers do not mean more memory.
+    @Test(arguments: [(4, 8192), (9, 4096), (63, 1024)])
+    func thePageCacheBudgetIsSharedByTheConnections(readers: Int, expectedKiB: Int64) throws {
+        let directory = TemporaryDirectory()
+        let pool = try ConnectionPool(path: directory.path + "/pool.db", maxIdleReaders: readers, pageCacheKiB: 40 << 10)
+        defer { pool.close() }
+        // Negative: a size in KiB rather than in pages.
+        #expect(try pool.write { try $0.scalarInt("PRAGMA cache_size") } == -expectedKiB)
+        #expect(try pool.read { try $0.scalarInt("PRAGMA cache_size") } == -expectedKiB)
+    }
+
     @Test func aReadAfterAWriteSeesIt() throws {
         let directory = TemporaryDirectory()
         let pool = try Self.pool(in: directory)

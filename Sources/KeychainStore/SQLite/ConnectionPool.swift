@@ -4,7 +4,8 @@ import Synchronization
 /// The connections to one database file: one writer behind a `Mutex` (SQLite allows one writer
 /// at a time anyway; serializing in-process avoids busy waits) and a small pool of reader
 /// connections that WAL lets run next to the writer. Readers are opened on demand and kept up
-/// to `maxIdleReaders`; each is used by one thread at a time (checked out, used, returned).
+/// to `maxIdleReaders` (keychaind keeps one per worker thread); each is used by one thread at a
+/// time (checked out, used, returned).
 ///
 /// With `maxIdleReaders == 0` (and always for `:memory:`, whose connections would each see a
 /// different database) every read goes through the writer's `Mutex` too.
@@ -24,16 +25,25 @@ final class ConnectionPool: Sendable {
         var closed = false
     }
 
+    /// SQLite's page cache, in KiB, for all the pool's connections together: each gets an equal
+    /// share, so resident memory does not grow with the readers. A share of 8 MiB (the writer and
+    /// four readers) still holds the B-trees' upper levels of a 1M-item vault (docs/decisions.md,
+    /// "Page cache: one budget per pool").
+    static let defaultPageCacheKiB = 40 << 10
+
     let path: String
     private let maxIdleReaders: Int
+    /// Each connection's share of the page cache budget.
+    private let pageCacheKiB: Int
     private let writer: PThreadLocked<SQLiteConnection?>
     private let readers = PThreadLocked(Readers())
     private let writes = Atomic<UInt64>(0)
 
-    init(path: String, maxIdleReaders: Int = 4) throws {
+    init(path: String, maxIdleReaders: Int = 4, pageCacheKiB: Int = ConnectionPool.defaultPageCacheKiB) throws {
         self.path = path
         self.maxIdleReaders = path == ":memory:" ? 0 : maxIdleReaders
-        let writer = try SQLiteConnection(path: path)
+        self.pageCacheKiB = max(pageCacheKiB / (self.maxIdleReaders + 1), 1024)
+        let writer = try SQLiteConnection(path: path, pageCacheKiB: self.pageCacheKiB)
         if self.maxIdleReaders > 0 { writer.deferCheckpoints() }
         self.writer = PThreadLocked(writer)
     }
@@ -64,7 +74,7 @@ final class ConnectionPool: Sendable {
             if state.closed { throw KeychainStoreClosed() }
             return state.idle.popLast()
         }
-        let connection = try borrowed ?? SQLiteConnection(path: path)
+        let connection = try borrowed ?? SQLiteConnection(path: path, pageCacheKiB: pageCacheKiB)
         defer {
             let keep = readers.withLock { state -> Bool in
                 guard !state.closed, state.idle.count < maxIdleReaders else { return false }

@@ -21,8 +21,12 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)
     /// with WAL (or, with `wal: false`, a rollback journal: a self-contained single file, as
-    /// backups are), synchronous=FULL, a busy timeout and foreign keys on.
-    init(path: String, busyTimeoutMilliseconds: Int32 = 5000, wal: Bool = true) throws {
+    /// backups are), synchronous=FULL, a busy timeout, foreign keys on and a page cache of
+    /// `pageCacheKiB`.
+    init(
+        path: String, busyTimeoutMilliseconds: Int32 = 5000, wal: Bool = true,
+        pageCacheKiB: Int = 8 << 10
+    ) throws {
         self.path = path
         _ = Self.libraryConfigured
         var handle: OpaquePointer?
@@ -48,11 +52,9 @@ final class SQLiteConnection: @unchecked Sendable {
             }
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA foreign_keys=ON")
-            // A 16 MiB page cache per connection holds the B-trees' upper levels, so a point read
-            // at 1M items fetches about 1.5 pages from the OS. No memory-mapped I/O: mapped pages
-            // count in the server's resident memory (300 MB at 1M items with a 256 MiB map, 63 MB
-            // without; docs/benchmarks.md, "Scale").
-            try execute("PRAGMA cache_size=-16384")
+            // No memory-mapped I/O: mapped pages count in the server's resident memory (300 MB at
+            // 1M items with a 256 MiB map, 63 MB without; docs/benchmarks.md, "Scale").
+            try execute("PRAGMA cache_size=-\(max(pageCacheKiB, 1))")
         } catch {
             close()
             throw error
