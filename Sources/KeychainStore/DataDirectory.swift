@@ -57,6 +57,7 @@ public struct DataDirectory: Sendable {
         do {
             let masterKey = try MasterKeyFile.generate()
             try MasterKeyFile.write(masterKey, to: masterKeyPath)
+            try createPrivateDatabaseFile()
             let pool = try openPool()
             defer { pool.close() }
             _ = try Keyring.create(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
@@ -179,6 +180,17 @@ public struct DataDirectory: Sendable {
         try AtomicFile.renameDurably(pendingMasterKeyPath, to: masterKeyPath)
         logger.notice("completed an interrupted rekey: master.key.new opens the keyring and is now master.key")
         return pending
+    }
+
+    /// Creates the empty database file with mode 0600 before SQLite opens it: SQLite would create
+    /// it under the process's umask (0644 under the common 022), and gives the WAL and
+    /// shared-memory files the database file's mode.
+    private func createPrivateDatabaseFile() throws {
+        let descriptor = Glibc.open(databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw DataDirectoryError(.io, "cannot create \(databasePath): \(String(cString: strerror(errno)))")
+        }
+        close(descriptor)
     }
 
     private func openPool(maxIdleReaders: Int = 4) throws -> ConnectionPool {

@@ -40,6 +40,11 @@ struct DataDirectoryTests {
         #expect(!files.contains { $0.hasPrefix(".tmp") })
         let vault = try directory.open(logger: quietLogger)
         defer { vault.close() }
+        // Whatever the process's umask (keychaind's own is 077; a library user's often 022):
+        // SQLite gives the WAL and shared-memory files the database file's mode.
+        for file in ["", "-wal", "-shm"] {
+            #expect(mode(directory.databasePath + file) == 0o600, "keychain.db\(file)")
+        }
         let admin = try vault.clients.client(forTokenHash: vault.tokenIssuer.hash(token))
         #expect(admin?.name == "admin" && admin?.accessGroups == ["admin"] && admin?.role == .admin)
         #expect(try vault.clients.client(forTokenHash: vault.tokenIssuer.hash(token + "x")) == nil)
