@@ -64,19 +64,24 @@ struct FilterShape: Hashable {
 struct FindShape: Hashable {
     let filter: FilterShape
     let contents: ItemContents
+    /// Reads the one row of a given `seq` (a candidate of the lookup map) that matches the filter,
+    /// with no cursor, order or limit of its own.
+    let atSequence: Bool
     let afterCursor: Bool
     let limited: Bool
 
-    init(_ key: FindCache.Key) {
+    init(_ key: FindCache.Key, atSequence: Bool = false) {
         filter = FilterShape(key.filter)
         contents = key.contents
-        afterCursor = key.after != nil
-        limited = key.limit != nil
+        self.atSequence = atSequence
+        afterCursor = !atSequence && key.after != nil
+        limited = !atSequence && key.limit != nil
     }
 
     var sql: String {
         var sql = "SELECT \(SQLiteItemStore.columnsByClass[filter.itemClass]!.selectList(contents)) FROM items WHERE "
         sql += filter.whereClause
+        if atSequence { return sql + " AND seq = ?" }
         if afterCursor { sql += " AND seq > ?" }
         sql += " ORDER BY seq"
         if limited { sql += " LIMIT ?" }
@@ -89,6 +94,13 @@ struct FindShape: Hashable {
         var values = filter.values(of: key.filter, reservingExtra: 2)
         if let cursor = key.after { values.append(.integer(cursor.afterSequence)) }
         if let limit = key.limit { values.append(.integer(Int64(max(0, limit)) + 1)) }
+        return values
+    }
+
+    /// The values to bind for `key` read at row `seq` (an `atSequence` shape).
+    func values(of key: FindCache.Key, at seq: Int64) -> [SQLiteValue] {
+        var values = filter.values(of: key.filter, reservingExtra: 1)
+        values.append(.integer(seq))
         return values
     }
 }

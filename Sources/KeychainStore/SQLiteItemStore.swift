@@ -14,11 +14,16 @@ public final class SQLiteItemStore: ItemStore {
     /// One find cache per request thread: a shared one cost every hit a contended lock and cache
     /// misses on the rows' reference counts (docs/benchmarks.md, "Token fetch: session 9").
     private let recentFinds = PerThread { FindCache() }
+    /// Each row under its lookup attributes, so that a point read walks one B-tree, not two.
+    let lookups = ItemLookupMap()
 
-    init(pool: ConnectionPool, keyring: Keyring, logger: Logger) {
+    /// Builds the lookup map before returning when the vault has at most `inlineLookupBuild` rows,
+    /// else on a background thread (finds use the lookup index until it is done).
+    init(pool: ConnectionPool, keyring: Keyring, logger: Logger, inlineLookupBuild: Int64 = 20_000) {
         self.pool = pool
         self.keyring = keyring
         self.logger = logger
+        buildLookupMap(inlineUpTo: inlineLookupBuild)
     }
 
     /// The attribute columns of one stored class and the SQL naming them. A row holds only its
@@ -60,7 +65,7 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     static let columnsByClass = Dictionary(uniqueKeysWithValues: ItemClass.storedClasses.map { ($0, ClassColumns($0)) })
-    private static let firstAttributeColumn: Int32 = 3
+    static let firstAttributeColumn: Int32 = 3
     private static let classesByCode = Dictionary(uniqueKeysWithValues: ItemClass.storedClasses.map { ($0.code, $0) })
 
     // MARK: ItemStore
@@ -91,21 +96,22 @@ public final class SQLiteItemStore: ItemStore {
             values.append(.null)
         }
         try db.execute(columns.insertSQL, values)
+        let lookupValues = Schema.leadingLookup(of: item.itemClass).map { item.attributes[$0].map(Self.sqlValue) ?? .null }
+        lookups.add(ItemLookupMap.Key(item.itemClass, lookupValues), seq: db.lastInsertedRow)
     }
 
     public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
         try StoreErrors.map { try keyring.withKeys {
             try pool.write { db in
                 try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
-                return try db.transaction {
-                    var deleted = 0
-                    for filter in filters {
-                        let (whereClause, values) = Self.whereClause(filter)
-                        deleted += try db.execute("DELETE FROM items WHERE \(whereClause)", values)
-                    }
+                let deleted = try db.transaction {
+                    var deleted: [ItemLookupMap.Entry] = []
+                    for filter in filters { deleted += try deleteRows(filter, on: db) }
                     for item in items { try insert(item, on: db) }
                     return deleted
                 }
+                lookups.remove(deleted)
+                return deleted.count
             }
         } }
     }
@@ -116,7 +122,12 @@ public final class SQLiteItemStore: ItemStore {
         try StoreErrors.map { try keyring.withKeys {
             let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents)
             let rows = try recentFinds.current.rows(for: key, generation: { pool.writeGeneration }) {
-                try pool.read { db in try selectRows(key, on: db) }
+                try pool.read { db in
+                    if let lookupKey = Self.lookupKey(of: filter), let candidates = lookups.candidates(for: lookupKey) {
+                        return try selectRows(key, at: candidates, on: db)
+                    }
+                    return try selectRows(key, on: db)
+                }
             }
             var page = rows
             var next: ItemCursor?
@@ -137,20 +148,60 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     /// The rows a find selects, secrets still sealed, one more than `limit` (to know whether a
-    /// next page exists).
+    /// next page exists), through the lookup index.
     private func selectRows(_ key: FindCache.Key, on db: SQLiteConnection) throws -> [FindCache.Row] {
         let shape = FindShape(key)
-        let columns = Self.columnsByClass[key.filter.itemClass]!
-        let readsAttributes = key.contents.contains(.attributes)
-        let readsSecret = key.contents.contains(.secret)
-        let decoded = readsAttributes ? columns.attributes : []
-        let secretColumn = columns.secretColumn(key.contents)
-        return try db.query(shape, shape.values(of: key)) { row in
-            let item = try Self.item(from: row, columns: decoded)
-            return FindCache.Row(
-                seq: row.int64(0), item: item,
+        let reader = RowReader(key)
+        return try db.query(shape, shape.values(of: key), row: reader.row)
+    }
+
+    /// The same rows read by `seq` from the lookup map's `candidates` (ascending): those after the
+    /// cursor that match the filter, up to one more than `limit`.
+    private func selectRows(_ key: FindCache.Key, at candidates: [Int64], on db: SQLiteConnection) throws
+        -> [FindCache.Row]
+    {
+        let shape = FindShape(key, atSequence: true)
+        let reader = RowReader(key)
+        let wanted = key.limit.map { max(0, $0) + 1 } ?? .max
+        let after = key.after?.afterSequence ?? 0
+        var rows: [FindCache.Row] = []
+        for seq in candidates where seq > after {
+            guard rows.count < wanted else { break }
+            rows += try db.query(shape, shape.values(of: key, at: seq), row: reader.row)
+        }
+        return rows
+    }
+
+    /// Makes a find's rows from the columns its `FindShape` selects.
+    private struct RowReader {
+        let decoded: [Attribute]
+        let readsAttributes: Bool
+        let readsSecret: Bool
+        let secretColumn: Int32
+
+        init(_ key: FindCache.Key) {
+            let columns = SQLiteItemStore.columnsByClass[key.filter.itemClass]!
+            readsAttributes = key.contents.contains(.attributes)
+            readsSecret = key.contents.contains(.secret)
+            decoded = readsAttributes ? columns.attributes : []
+            secretColumn = columns.secretColumn(key.contents)
+        }
+
+        func row(_ row: SQLiteStatement) throws -> FindCache.Row {
+            FindCache.Row(
+                seq: row.int64(0), item: try SQLiteItemStore.item(from: row, columns: decoded),
                 sealedSecret: readsSecret && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil,
-                accessGroup: readsSecret && !readsAttributes ? row.text(Self.firstAttributeColumn) : nil)
+                accessGroup: readsSecret && !readsAttributes ? row.text(SQLiteItemStore.firstAttributeColumn) : nil)
+        }
+    }
+
+    /// The deleted rows' lookup keys and `seq`s, for `lookups.remove` once the transaction commits.
+    private func deleteRows(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [ItemLookupMap.Entry] {
+        let (whereClause, values) = Self.whereClause(filter)
+        let lead = Schema.leadingLookup(of: filter.itemClass)
+        let returning = (["seq"] + lead.map(Schema.column)).joined(separator: ", ")
+        return try db.query("DELETE FROM items WHERE \(whereClause) RETURNING \(returning)", values) { row in
+            (key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 1) }), seq: row.int64(0))
         }
     }
 
@@ -165,19 +216,37 @@ public final class SQLiteItemStore: ItemStore {
             let changedAttributes = Self.columnsByClass[filter.itemClass]!.attributes.filter {
                 changes.attributes.keys.contains($0) && $0 != .modificationDate
             }
+            let lead = Schema.leadingLookup(of: filter.itemClass)
+            let rekeys = lead.contains { changes.attributes.keys.contains($0) }
             return try pool.write { db in
                 try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
-                return try db.transaction {
+                let (count, rekeyed) = try db.transaction {
                     let rows = try db.query(
-                        "SELECT seq, persistent_ref, ifnull(\"accessGroup\", ''), \"modificationDate\", secret FROM items WHERE \(whereClause)",
+                        "SELECT seq, persistent_ref, ifnull(\"accessGroup\", ''), \"modificationDate\", secret, "
+                            + lead.map(Schema.column).joined(separator: ", ") + " FROM items WHERE \(whereClause)",
                         whereValues
                     ) { row in
                         (
                             seq: row.int64(0), ref: row.text(1), group: row.text(2),
-                            modified: row.isNull(3) ? nil : row.int64(3), secret: row.isNull(4) ? nil : row.blob(4)
+                            modified: row.isNull(3) ? nil : row.int64(3), secret: row.isNull(4) ? nil : row.blob(4),
+                            lookupValues: lead.indices.map { row.value(Int32($0) + 5) }
                         )
                     }
+                    // Rows whose lookup attributes change: listed under the new key now, removed
+                    // from under the old one once the update has committed.
+                    var rekeyed: [ItemLookupMap.Entry] = []
                     for row in rows {
+                        if rekeys {
+                            let newValues = zip(lead, row.lookupValues).map { attribute, old in
+                                changes.attributes[attribute].map { $0.map(Self.sqlValue) ?? .null } ?? old
+                            }
+                            let oldKey = ItemLookupMap.Key(filter.itemClass, row.lookupValues)
+                            let newKey = ItemLookupMap.Key(filter.itemClass, newValues)
+                            if newKey != oldKey {
+                                lookups.add(newKey, seq: row.seq)
+                                rekeyed.append((key: oldKey, seq: row.seq))
+                            }
+                        }
                         guard let ref = PersistentRef(row.ref) else { throw KeychainError.decode("bad persistent reference") }
                         var assignments: [String] = []
                         var values: [SQLiteValue] = []
@@ -205,8 +274,10 @@ public final class SQLiteItemStore: ItemStore {
                         values.append(.integer(row.seq))
                         try db.execute("UPDATE items SET \(assignments.joined(separator: ", ")) WHERE seq = ?", values)
                     }
-                    return rows.count
+                    return (rows.count, rekeyed)
                 }
+                lookups.remove(rekeyed)
+                return count
             }
         } }
     }
@@ -214,9 +285,10 @@ public final class SQLiteItemStore: ItemStore {
     /// Needs no key, but like every item operation it is refused while the vault is locked.
     public func delete(_ filter: ItemFilter) throws -> Int {
         try StoreErrors.map { try keyring.withKeys {
-            let (whereClause, values) = Self.whereClause(filter)
-            return try pool.write { db in
-                try db.transaction { try db.execute("DELETE FROM items WHERE \(whereClause)", values) }
+            try pool.write { db in
+                let deleted = try db.transaction { try deleteRows(filter, on: db) }
+                lookups.remove(deleted)
+                return deleted.count
             }
         } }
     }
@@ -234,6 +306,78 @@ public final class SQLiteItemStore: ItemStore {
             }
             return counts
         }
+    }
+
+    // MARK: Lookup map
+
+    /// The lookup-map key of the items a filter can match, when it names all of its class's lookup
+    /// attributes and compares them exactly (not case-insensitively); else nil.
+    static func lookupKey(of filter: ItemFilter) -> ItemLookupMap.Key? {
+        var values: [SQLiteValue] = []
+        for attribute in Schema.leadingLookup(of: filter.itemClass) {
+            guard let wanted = filter.equal[attribute] else { return nil }
+            if filter.caseInsensitive, case .string = wanted { return nil }
+            values.append(sqlValue(wanted))
+        }
+        return ItemLookupMap.Key(filter.itemClass, values)
+    }
+
+    /// The lookup attributes of every class, as the columns `lookupScanSQL` selects after `seq, class`.
+    private static let lookupColumns: [Attribute] = ItemClass.storedClasses.reduce(into: []) { columns, itemClass in
+        for attribute in Schema.leadingLookup(of: itemClass) where !columns.contains(attribute) { columns.append(attribute) }
+    }
+
+    private static let lookupScanSQL =
+        "SELECT seq, class, \(lookupColumns.map(Schema.column).joined(separator: ", ")) FROM items WHERE seq > ? ORDER BY seq LIMIT ?"
+
+    /// Rows one read of the build lists.
+    static let lookupBuildChunk = 10_000
+
+    private func buildLookupMap(inlineUpTo inlineLimit: Int64) {
+        let lastRow: Int64
+        do {
+            lastRow = try pool.read { try $0.scalarInt("SELECT ifnull(max(seq), 0) FROM items") ?? 0 }
+        } catch {
+            logger.warning("the lookup map was not built; finds use the lookup index", metadata: ["error": "\(error)"])
+            return
+        }
+        if lastRow <= inlineLimit { return fillLookupMap() }
+        let thread = Thread { [self] in fillLookupMap() }
+        thread.name = "keychaind-lookups"
+        thread.start()
+    }
+
+    /// Lists every row, `lookupBuildChunk` rows per read (so that writes go on meanwhile: each lists
+    /// its own rows), then marks the map complete.
+    private func fillLookupMap() {
+        let started = ContinuousClock.now
+        var after: Int64 = 0
+        do {
+            while true {
+                let rows = try pool.read { db in
+                    try db.query(Self.lookupScanSQL, [.integer(after), .integer(Int64(Self.lookupBuildChunk))]) {
+                        row -> (seq: Int64, key: ItemLookupMap.Key?) in
+                        guard let itemClass = Self.classesByCode[row.text(1)] else { return (row.int64(0), nil) }
+                        let values = Schema.leadingLookup(of: itemClass).map { attribute in
+                            row.value(2 + Int32(Self.lookupColumns.firstIndex(of: attribute)!))
+                        }
+                        return (row.int64(0), ItemLookupMap.Key(itemClass, values))
+                    }
+                }
+                lookups.add(rows.compactMap { row in row.key.map { (key: $0, seq: row.seq) } })
+                guard rows.count == Self.lookupBuildChunk, let last = rows.last else { break }
+                after = last.seq
+            }
+        } catch is KeychainStoreClosed {
+            return
+        } catch {
+            logger.warning("the lookup map was not built; finds use the lookup index", metadata: ["error": "\(error)"])
+            return
+        }
+        lookups.markComplete()
+        logger.notice(
+            "lookup map ready",
+            metadata: ["items": "\(lookups.count)", "ms": "\(Int((ContinuousClock.now - started) / .milliseconds(1)))"])
     }
 
     // MARK: SQL building
@@ -255,7 +399,7 @@ public final class SQLiteItemStore: ItemStore {
     }
 
     /// The item of a row that selected `columns` (its class's) after `seq, class, persistent_ref`.
-    private static func item(from row: SQLiteStatement, columns: [Attribute]) throws -> Item {
+    static func item(from row: SQLiteStatement, columns: [Attribute]) throws -> Item {
         guard let itemClass = classesByCode[row.text(1)], let ref = PersistentRef(row.text(2)) else {
             throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
         }

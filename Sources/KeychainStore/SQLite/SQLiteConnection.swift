@@ -158,6 +158,9 @@ final class SQLiteConnection: @unchecked Sendable {
 
     var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
 
+    /// The `seq` (rowid) of the row the last successful INSERT on this connection added.
+    var lastInsertedRow: Int64 { db.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back when it throws.
     func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")

@@ -28,6 +28,16 @@ enum Schema {
         }
     }
 
+    /// The primary-key default of an attribute's type as a value (`defaultLiteral`'s).
+    static func defaultValue(_ attribute: Attribute) -> SQLiteValue {
+        switch attribute.valueType {
+        case .string, .enumeration: .text("")
+        case .data: .blob([])
+        case .integer, .bool: .integer(0)
+        case .date: .integer(referenceDateMilliseconds)
+        }
+    }
+
     /// `ifnull("col", default)`: the value used for matching and uniqueness.
     static func effective(_ attribute: Attribute) -> String {
         "ifnull(\(column(attribute)), \(defaultLiteral(attribute)))"
