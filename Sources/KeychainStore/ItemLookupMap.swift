@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// A superset of the truth, never less: a row is added inside the transaction that writes it (so
 /// before any reader can see it) and removed only once the transaction that deletes or re-keys it
-/// has committed. A candidate that does not match (a rolled-back add, a hash-tag collision, a row
+/// has committed, unless that transaction added a row under the same key and `seq`. A candidate that does not match (a rolled-back add, a hash-tag collision, a row
 /// removed while the map was being built) costs one read by `seq`, whose SQL still compares every
 /// attribute the find names.
 ///
@@ -19,7 +19,7 @@ import Synchronization
 /// find cache did not answer.
 final class ItemLookupMap: Sendable {
     /// A hash of an item's class and the SQL values of its lookup attributes.
-    struct Key: Equatable {
+    struct Key: Hashable {
         let hash: UInt64
 
         /// The key of an item of `itemClass` whose lookup attributes hold `values`, in
@@ -55,7 +55,10 @@ final class ItemLookupMap: Sendable {
     }
 
     /// A row listed under a key.
-    typealias Entry = (key: Key, seq: Int64)
+    struct Entry: Hashable {
+        let key: Key
+        let seq: Int64
+    }
 
     private struct Table {
         var slots: [UInt64]

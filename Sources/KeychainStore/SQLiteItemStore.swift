@@ -82,8 +82,10 @@ public final class SQLiteItemStore: ItemStore {
         } }
     }
 
-    /// Inserts one item, its secret sealed; call inside a write transaction on `db`.
-    private func insert(_ item: Item, on db: SQLiteConnection) throws {
+    /// Inserts one item, its secret sealed, and lists it in the lookup map; call inside a write
+    /// transaction on `db`.
+    @discardableResult
+    private func insert(_ item: Item, on db: SQLiteConnection) throws -> ItemLookupMap.Entry {
         let columns = Self.columnsByClass[item.itemClass]!
         var values: [SQLiteValue] = [.text(item.itemClass.code), .text(item.persistentRef.rawValue)]
         values.reserveCapacity(columns.attributes.count + 3)
@@ -97,20 +99,24 @@ public final class SQLiteItemStore: ItemStore {
         }
         try db.execute(columns.insertSQL, values)
         let lookupValues = Schema.leadingLookup(of: item.itemClass).map { item.attributes[$0].map(Self.sqlValue) ?? .null }
-        lookups.add(ItemLookupMap.Key(item.itemClass, lookupValues), seq: db.lastInsertedRow)
+        let entry = ItemLookupMap.Entry(key: ItemLookupMap.Key(item.itemClass, lookupValues), seq: db.lastInsertedRow)
+        lookups.add(entry.key, seq: entry.seq)
+        return entry
     }
 
     public func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int {
         try StoreErrors.map { try keyring.withKeys {
             try pool.write { db in
                 try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
-                let deleted = try db.transaction {
+                let (deleted, added) = try db.transaction {
                     var deleted: [ItemLookupMap.Entry] = []
                     for filter in filters { deleted += try deleteRows(filter, on: db) }
-                    for item in items { try insert(item, on: db) }
-                    return deleted
+                    return (deleted, try items.map { try insert($0, on: db) })
                 }
-                lookups.remove(deleted)
+                // An added row can take the `seq` of a deleted one (SQLite numbers a row after the
+                // largest left): listed under the same key, it stays.
+                let kept = Set(added)
+                lookups.remove(deleted.filter { !kept.contains($0) })
                 return deleted.count
             }
         } }
@@ -201,7 +207,7 @@ public final class SQLiteItemStore: ItemStore {
         let lead = Schema.leadingLookup(of: filter.itemClass)
         let returning = (["seq"] + lead.map(Schema.column)).joined(separator: ", ")
         return try db.query("DELETE FROM items WHERE \(whereClause) RETURNING \(returning)", values) { row in
-            (key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 1) }), seq: row.int64(0))
+            ItemLookupMap.Entry(key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 1) }), seq: row.int64(0))
         }
     }
 
@@ -244,7 +250,7 @@ public final class SQLiteItemStore: ItemStore {
                             let newKey = ItemLookupMap.Key(filter.itemClass, newValues)
                             if newKey != oldKey {
                                 lookups.add(newKey, seq: row.seq)
-                                rekeyed.append((key: oldKey, seq: row.seq))
+                                rekeyed.append(ItemLookupMap.Entry(key: oldKey, seq: row.seq))
                             }
                         }
                         guard let ref = PersistentRef(row.ref) else { throw KeychainError.decode("bad persistent reference") }
@@ -364,7 +370,7 @@ public final class SQLiteItemStore: ItemStore {
                         return (row.int64(0), ItemLookupMap.Key(itemClass, values))
                     }
                 }
-                lookups.add(rows.compactMap { row in row.key.map { (key: $0, seq: row.seq) } })
+                lookups.add(rows.compactMap { row in row.key.map { ItemLookupMap.Entry(key: $0, seq: row.seq) } })
                 guard rows.count == Self.lookupBuildChunk, let last = rows.last else { break }
                 after = last.seq
             }

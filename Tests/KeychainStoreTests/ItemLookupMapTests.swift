@@ -21,7 +21,7 @@ struct ItemLookupMapTests {
         #expect(map.candidates(for: key("s", "b")) == [4])
         #expect(map.candidates(for: key("s", "c")) == [])
         #expect(map.count == 3)
-        map.remove([(key: key("s", "a"), seq: 3), (key: key("s", "x"), seq: 4)])
+        map.remove([ItemLookupMap.Entry(key: key("s", "a"), seq: 3), ItemLookupMap.Entry(key: key("s", "x"), seq: 4)])
         #expect(map.candidates(for: key("s", "a")) == [7])
         #expect(map.candidates(for: key("s", "b")) == [4])  // removing under another key changes nothing
         map.add(key("s", "a"), seq: 3)  // into the tombstone
@@ -44,8 +44,8 @@ struct ItemLookupMapTests {
         let map = ItemLookupMap()
         map.markComplete()
         let count = 20_000
-        map.add((0..<count).map { (key: key("s\($0)", "a"), seq: Int64($0 + 1)) })
-        map.remove((0..<count).filter { $0 % 2 == 0 }.map { (key: key("s\($0)", "a"), seq: Int64($0 + 1)) })
+        map.add((0..<count).map { ItemLookupMap.Entry(key: key("s\($0)", "a"), seq: Int64($0 + 1)) })
+        map.remove((0..<count).filter { $0 % 2 == 0 }.map { ItemLookupMap.Entry(key: key("s\($0)", "a"), seq: Int64($0 + 1)) })
         for index in 0..<count {  // re-add a quarter: slots reused, then the table rebuilt as it fills
             if index % 4 == 0 { map.add(key("s\(index)", "a"), seq: Int64(index + 1)) }
         }
@@ -121,6 +121,12 @@ struct LookupMapStoreTests {
         let readded = item(account: "a", service: "s", secret: "again")
         #expect(try store.replace(deleting: [byA], adding: [readded]) == 0)
         #expect(try find(store, service: "s", account: "a").map { $0.secret?.utf8String() } == ["again"])
+        // Replacing the newest row: the added one takes its `seq` and must stay listed.
+        let newest = item(account: "newest", service: "s", secret: "first")
+        try store.add([newest])
+        let byNewest = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("newest")])
+        #expect(try store.replace(deleting: [byNewest], adding: [item(account: "newest", service: "s", secret: "second")]) == 1)
+        #expect(try find(store, service: "s", account: "newest").map { $0.secret?.utf8String() } == ["second"])
         #expect(try store.replace(deleting: [byA], adding: []) == 1)
         #expect(try find(store, service: "s", account: "a").isEmpty)
         #expect(try find(store, service: "s", account: "taken").count == 1)
