@@ -98,8 +98,9 @@ extension KeychainClient {
     }
 
     /// `["Authorization": "Bearer <accessToken>"]` for a service, like seed 002's
-    /// `getAuthorizationHeader`: nil when no access token is stored. An expired access token
-    /// throws errSecItemNotFound whose `detail` says it expired (so a caller can refresh it).
+    /// `getAuthorizationHeader`: nil when no access token is stored. An access token that is
+    /// stored but expired, empty or not text throws errSecItemNotFound whose `detail` says which
+    /// (so a caller can refresh it).
     public func getAuthorizationHeader(service: String, user: String? = nil, accessGroup: String? = nil) async throws
         -> [String: String]?
     {
@@ -108,7 +109,7 @@ extension KeychainClient {
         do {
             answer = try await send("GET", path, query: query)
         } catch let error as KeychainError where error.code == .itemNotFound {
-            // Not stored at all → nil; stored but expired → the server's error (it says so).
+            // Not stored at all → nil; stored but unusable → the server's error (it says why).
             // Told apart by asking again rather than by reading the error's text.
             if try await tokens(service: service, user: user, accessGroup: accessGroup) == nil { return nil }
             throw error

@@ -61,6 +61,26 @@ final class TokenRoutesTests {
         #expect(try http.send("DELETE", "/v1/tokens/api.example.com", token: admin).status == 404)
     }
 
+    /// The schemathesis case that once answered `{"Authorization":"Bearer "}`: an access token
+    /// added through the item routes with no value.
+    @Test func anEmptyAccessTokenStoredAsAnItemIsNoAuthorization() async throws {
+        let added = try http.json("POST", "/v1/items/genericPassword", ["service": "0", "account": "accessToken"], token: admin)
+        #expect(added.status == 201)
+        let header = try http.send("GET", "/v1/tokens/0/authorization", token: admin)
+        #expect(header.status == 404)
+        #expect(header.json["error"] as? String == "errSecItemNotFound")
+        #expect(header.json["detail"] as? String == "the access token stored for service \"0\" is empty")
+        let stored = try http.send("GET", "/v1/tokens/0", token: admin)
+        #expect(stored.status == 200)
+        #expect(stored.json["accessToken"] as? String == "")
+        // The client library reports it rather than answering nil (a token is stored) or a bare header.
+        let keychain = try keychain(admin)
+        await #expect {
+            _ = try await keychain.getAuthorizationHeader(service: "0")
+        } throws: { ($0 as? KeychainError)?.code == .itemNotFound }
+        #expect(try http.send("DELETE", "/v1/tokens/0", token: admin).json["deleted"] as? Int == 1)
+    }
+
     @Test func userNamingUsesSuffixedServicesAndTheUserAsAccount() throws {
         let put = try http.json(
             "PUT", "/v1/tokens/Gus.awesome?user=gus%40naver.com", ["accessToken": "a", "refreshToken": "r"], token: admin)

@@ -52,6 +52,29 @@ import Testing
         #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer new")
     }
 
+    /// The item routes may store what PUT refuses: an empty access token, or bytes that are not
+    /// text. `/authorization` never answers `Bearer ` with nothing usable after it.
+    @Test(arguments: [
+        ("no data", nil, "is empty"),
+        ("empty value", WireValue.string(""), "is empty"),
+        ("binary data", WireValue.string("/w=="), "is not UTF-8 text"),
+    ] as [(String, WireValue?, String)])
+    func authorizationRefusesAnUnusableAccessToken(label: String, secret: WireValue?, detail: String) throws {
+        var pairs: [(String, WireValue)] = [("service", .string("raw")), ("account", .string("accessToken"))]
+        if let secret { pairs.append((label == "binary data" ? "data" : "value", secret)) }
+        try fixture.add(.genericPassword, pairs)
+        let naming = TokenNaming(service: "raw")
+        #expect {
+            try tokens.authorization(naming, client: fixture.app)
+        } throws: { error in
+            guard let error = error as? KeychainError else { return false }
+            return error.code == .itemNotFound
+                && error.detail == "the access token stored for service \"raw\" \(detail)"
+        }
+        try tokens.save(TokenUpdate(accessToken: "usable"), naming: naming, client: fixture.app)
+        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer usable")
+    }
+
     @Test(arguments: [
         [WireValue.Field("accessToken", .string("x")), .init("other", .integer(1))],
         [.init("accessToken", .integer(1))],

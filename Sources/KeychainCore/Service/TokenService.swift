@@ -58,15 +58,24 @@ public final class TokenService: Sendable {
             expired: expiresAt.map { $0 <= items.clock() } ?? false)
     }
 
-    /// `Bearer <accessToken>`; errSecItemNotFound when none is stored or it has expired.
-    /// Reads the access token alone: this is the route backend services call on every request.
+    /// `Bearer <accessToken>`; errSecItemNotFound when none is stored, it has expired, or what is
+    /// stored cannot be a bearer token: empty or not UTF-8 text (possible for an item written
+    /// through the item routes; PUT refuses both). A header `Bearer ` with nothing after it is
+    /// never answered. Reads the access token alone: this is the route backend services call on
+    /// every request.
     public func authorization(_ naming: TokenNaming, client: Client) throws -> String {
         let access = try find(naming, .accessToken, client: client)
         if let expiresAt = Self.expiry(of: access), expiresAt <= items.clock() {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
-        return access.secret?.utf8String(after: "Bearer ") ?? "Bearer "
+        guard let secret = access.secret, !secret.isEmpty else {
+            throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is empty")
+        }
+        guard let header = secret.utf8String(after: "Bearer ") else {
+            throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is not UTF-8 text")
+        }
+        return header
     }
 
     /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none.
