@@ -8,15 +8,15 @@ import Synchronization
 ///
 /// A superset of the truth, never less: a row is added inside the transaction that writes it (so
 /// before any reader can see it) and removed only once the transaction that deletes or re-keys it
-/// has committed, unless that transaction added a row under the same key and `seq`. A candidate that does not match (a rolled-back add, a hash-tag collision, a row
-/// removed while the map was being built) costs one read by `seq`, whose SQL still compares every
-/// attribute the find names.
+/// has committed, unless that transaction added a row under the same key and `seq`. A candidate
+/// that does not match (a rolled-back add, a hash-tag collision, a row removed while the map was
+/// being built) costs one read by `seq`, whose SQL still compares every attribute the find names.
 ///
 /// Open addressing with linear probing over `UInt64` slots, 8 bytes each, at most 3/4 full (16 MiB
 /// at 1M items): the row in the low 32 bits, the key's top 32 bits (its tag) above them. The tag
-/// alone places a slot, so the table can grow without the full keys; two keys share a tag about
-/// once in 4 billion. Behind a plain mutex held for one probe: it is taken only by finds that the
-/// find cache did not answer.
+/// alone places a slot, so the table can grow without the full keys; a pair of keys shares a tag
+/// once in 2^32 pairs (at 1M keys ~116 pairs do, each costing its finds one extra read). Behind
+/// a plain mutex held for one probe: it is taken only by finds that the find cache did not answer.
 final class ItemLookupMap: Sendable {
     /// A hash of an item's class and the SQL values of its lookup attributes.
     struct Key: Hashable {
