@@ -13,9 +13,13 @@ public struct HTTPResponse: Sendable {
         self.body = body
     }
 
-    /// A JSON answer.
+    /// A JSON answer, marked `Cache-Control: no-store` (RFC 9111 §5.2.2.5): an answer may hold a
+    /// secret, a token or what exists in the vault, and no cache between keychaind and its caller
+    /// may keep it.
     public static func json(status: Int = 200, _ value: JSONValue) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: value.serialized())
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: value.serialized())
     }
 
     /// The contract's error body with the HTTP status the error maps to (or `status` when a

@@ -43,6 +43,7 @@ final class TokenRoutesTests {
         let header = try http.send("GET", "/tokens/api.example.com/authorization", token: admin)
         #expect(header.status == 200)
         #expect(header.json["Authorization"] as? String == "Bearer at-1")
+        #expect(header.headers["cache-control"] == "no-store")
 
         // The tokens are plain generic passwords: service = {service}, account = accessToken/refreshToken.
         let items = try http.send(
@@ -50,6 +51,7 @@ final class TokenRoutesTests {
         let list = try #require(items.json["items"] as? [[String: Any]])
         #expect(list.map { $0["account"] as? String } == ["accessToken", "refreshToken"])
         #expect(list.map { $0["value"] as? String } == ["at-1", "rt-1"])
+        #expect(items.headers["cache-control"] == "no-store")
 
         let deleted = try http.send("DELETE", "/v1/tokens/api.example.com", token: admin)
         #expect(deleted.status == 200)
@@ -57,6 +59,7 @@ final class TokenRoutesTests {
         let gone = try http.send("GET", "/v1/tokens/api.example.com", token: admin)
         #expect(gone.status == 404)
         #expect(gone.json["error"] as? String == "errSecItemNotFound")
+        #expect(gone.headers["cache-control"] == "no-store")
         #expect(try http.send("GET", "/v1/tokens/api.example.com/authorization", token: admin).status == 404)
         #expect(try http.send("DELETE", "/v1/tokens/api.example.com", token: admin).status == 404)
     }
