@@ -55,13 +55,13 @@ import Testing
     /// The item routes may store what PUT refuses: an empty access token, or bytes that are not
     /// text. `/authorization` never answers `Bearer ` with nothing usable after it.
     @Test(arguments: [
-        ("no data", nil, "is empty"),
-        ("empty value", WireValue.string(""), "is empty"),
-        ("binary data", WireValue.string("/w=="), "is not UTF-8 text"),
-    ] as [(String, WireValue?, String)])
-    func authorizationRefusesAnUnusableAccessToken(label: String, secret: WireValue?, detail: String) throws {
+        (nil, "is empty"),
+        (("value", WireValue.string("")), "is empty"),
+        (("data", WireValue.string("/w==")), "is not UTF-8 text"),  // the single byte 0xFF
+    ] as [((String, WireValue)?, String)])
+    func authorizationRefusesAnUnusableAccessToken(secret: (String, WireValue)?, detail: String) throws {
         var pairs: [(String, WireValue)] = [("service", .string("raw")), ("account", .string("accessToken"))]
-        if let secret { pairs.append((label == "binary data" ? "data" : "value", secret)) }
+        if let secret { pairs.append(secret) }
         try fixture.add(.genericPassword, pairs)
         let naming = TokenNaming(service: "raw")
         #expect {

@@ -58,7 +58,6 @@ struct ItemLookupMapTests {
             let tagged = key("s\(index)", "a")
             let expected = (rowsByTag[tagged.hash >> 32] ?? []).map(\.seq).sorted()
             #expect(map.candidates(for: tagged) == expected)
-            if index % 2 == 1 || index % 4 == 0 { #expect(expected.contains(Int64(index + 1))) }
         }
     }
 
