@@ -37,7 +37,7 @@ struct Observe {
             ])
         let auditor = Auditor(
             file: file, failClosed: configuration.auditFailClosed,
-            mac: { keyring.derivedMAC(label: auditKeyLabel, $0) }, logger: logger)
+            mac: { keyring.derivedMAC(label: auditKeyLabel, $0, into: $1) }, logger: logger)
         return Observe(auditor: auditor)
     }
 

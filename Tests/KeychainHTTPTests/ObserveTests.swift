@@ -55,7 +55,7 @@ struct ObserveTests {
 
     @Test func tagsAreCanonicalKeyedAndShort() {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { Array(SHA256Stub.digest($0)) }, logger: Self.noLog)
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog)
         let request = { (method: HTTPMethod, query: [HTTPRequest.QueryItem], body: String) in
             HTTPRequest(method: method, path: "/items/internetPassword", queryItems: query, body: Array(body.utf8))
         }
@@ -79,45 +79,24 @@ struct ObserveTests {
         #expect(unknownClass.itemClass == nil && unknownClass.attributes.isEmpty)
     }
 
-    @Test func tagMemoAnswersOnlyTheMessageItHolds() {
-        let memo = AuditTagMemo(slots: 8)
-        let bob = AuditTagMemo.Message("account", Auditor.raw("bob"))
-        #expect(memo.tag(for: bob) == nil)
-        memo.remember("tag-bob", for: bob)
-        #expect(memo.tag(for: bob) == nil, "kept from its second miss, not its first")
-        memo.remember("tag-bob", for: bob)
-        #expect(memo.tag(for: AuditTagMemo.Message("account", Auditor.raw("bob"))) == "tag-bob")
-        #expect(memo.tag(for: AuditTagMemo.Message("service", Auditor.raw("bob"))) == nil)
-        #expect(memo.tag(for: AuditTagMemo.Message("account", Auditor.raw("bo"))) == nil)
+    @Test func aTagIsTheFirstSixteenBytesOfTheMACInBase64url() {
+        let auditor = Auditor(file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog)
+        for value in ["bob", "", String(repeating: "long value ", count: 200)] {
+            let message = Array("account".utf8) + [0] + Auditor.raw(value)
+            let expected = Data(SHA256Stub.digest(message).prefix(16)).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(auditor.tag("account", Auditor.raw(value)) == expected)
+            #expect(auditor.tag("account", Auditor.raw(value)) == expected, "the same tag each time")
+        }
+        let values = (0..<10_000).map { auditor.tag("account", Auditor.raw("value-\($0)")) }
+        #expect(Set(values).count == values.count)
     }
 
-    @Test func tagMemoReplacesWhatSharesASlot() {
-        let memo = AuditTagMemo(slots: 1)  // one slot: every message shares it
-        let first = AuditTagMemo.Message("account", Auditor.raw("a"))
-        let second = AuditTagMemo.Message("account", Auditor.raw("b"))
-        memo.remember("tag-a", for: first)
-        memo.remember("tag-a", for: first)
-        #expect(memo.tag(for: first) == "tag-a")
-        memo.remember("tag-b", for: second)
-        #expect(memo.tag(for: first) == "tag-a", "a miss that is not kept replaces nothing")
-        memo.remember("tag-b", for: second)
-        #expect(memo.tag(for: first) == nil, "replaced, so recomputed: never another message's tag")
-        #expect(memo.tag(for: second) == "tag-b")
-    }
-
-    @Test func rememberedTagsEqualComputedOnes() {
-        let calls = PThreadLocked(0)
+    @Test func valuesAreTaggedLockedWhileTheKeyIsAway() {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false,
-            mac: { calls.withLock { $0 += 1 }; return Array(SHA256Stub.digest($0)) }, logger: Self.noLog)
-        let values = (0..<10_000).map { "value-\($0)" }
-        // Three passes: a value is kept from its second miss, so only the third can be answered.
-        let passes = (0..<3).map { _ in values.map { auditor.tag("account", Auditor.raw($0)) } }
-        #expect(passes[0] == passes[1] && passes[1] == passes[2])
-        #expect(Set(passes[0]).count == values.count)
-        let computed = calls.withLock { $0 }
-        #expect(computed < 3 * values.count, "some were remembered")
-        #expect(computed > 2 * values.count, "more values than slots: some were recomputed")
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { _, _ in false }, logger: Self.noLog)
+        #expect(auditor.tag("service", Auditor.raw("api")) == "locked")
     }
 
     @Test func aDeletedFileIsReopenedAtOnce() throws {
@@ -176,7 +155,7 @@ struct ObserveTests {
 
     @Test func linesAreJSON() throws {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog,
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog,
             clock: { 1_795_298_140_684 })
         var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: "::1"), route: "/admin/clients/{name}")
         entry.client = "we\"ird\\name\n"
@@ -200,7 +179,7 @@ struct ObserveTests {
     /// `\u00XX`; the longest numbers) fits the size the line was measured at, and is JSON.
     @Test func linesAtTheirMeasuredBound() throws {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { SHA256Stub.digest($0) }, logger: Self.noLog,
+            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog,
             clock: { 253_402_300_799_999 })
         let controls = String(repeating: "\u{01}", count: 300)
         var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: controls), route: controls)
@@ -223,9 +202,11 @@ struct ObserveTests {
     }
 
     @Test func base64url() {
-        #expect(Auditor.base64url([UInt8]()) == "")
-        #expect(Auditor.base64url([0xFB, 0xFF]) == "-_8")
-        #expect(Auditor.base64url(Array("hello".utf8)) == "aGVsbG8")
+        func encoded(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { Auditor.base64url($0) } }
+        #expect(encoded([]) == "")
+        #expect(encoded([0xFB, 0xFF]) == "-_8")
+        #expect(encoded(Array("hello".utf8)) == "aGVsbG8")
+        #expect(encoded([UInt8](repeating: 0xFF, count: 16)) == String(repeating: "_", count: 21) + "w")
     }
 
     @Test func metricsText() {
@@ -293,6 +274,12 @@ struct ObserveTests {
 
 /// A stand-in MAC for tests (KeychainHTTP has no crypto of its own): FNV-style mixing, 32 bytes.
 enum SHA256Stub {
+    /// In the shape of `Auditor.MAC`: the stub digest of `message` into `mac`.
+    static let mac: Auditor.MAC = { message, mac in
+        mac.copyBytes(from: digest(Array(message)))
+        return true
+    }
+
     static func digest(_ bytes: [UInt8]) -> [UInt8] {
         var state: UInt64 = 0xcbf2_9ce4_8422_2325
         var out: [UInt8] = []

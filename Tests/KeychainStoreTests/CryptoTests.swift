@@ -118,6 +118,29 @@ struct CryptoTests {
         #expect(try keyring.open(box, binding: binding).utf8String() == "kept")
     }
 
+    /// The audit key: stable while the vault lives, per label, and gone while locked.
+    @Test func derivedMACsAreStableAndNeedTheKeys() throws {
+        let fixture = try VaultFixture()
+        let keyring = fixture.vault.keyring
+        func mac(_ label: String, _ text: String) -> [UInt8]? {
+            var output = [UInt8](repeating: 0, count: 32)
+            let ok = Array(text.utf8).withUnsafeBytes { message in
+                output.withUnsafeMutableBytes { keyring.derivedMAC(label: label, message, into: $0) }
+            }
+            return ok ? output : nil
+        }
+        let first = try #require(mac("audit", "account\0rbob"))
+        #expect(mac("audit", "account\0rbob") == first)
+        #expect(mac("other", "account\0rbob") != first)
+        #expect(mac("audit", "account\0ralice") != first)
+        fixture.vault.lock()
+        #expect(mac("audit", "account\0rbob") == nil)
+        try fixture.vault.unlock()
+        #expect(mac("audit", "account\0rbob") == first)
+        _ = try keyring.rotate()
+        #expect(mac("audit", "account\0rbob") == first, "derived from term 1, which rotation keeps")
+    }
+
     @Test func everyBitFlipInASealedBoxFailsWithDecode() throws {
         let fixture = try VaultFixture()
         let keyring = fixture.vault.keyring
@@ -188,8 +211,16 @@ struct CryptoTests {
         #expect(mac == bytes(hex: "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"))
         // The prepared key the audit tags use gives the same MAC, every time it is used.
         let prepared = HMACKey(SecretBytes(utf8: "Jefe"))
-        for _ in 0..<2 { #expect(prepared.mac(Array("what do ya want for nothing?".utf8)) == mac) }
-        #expect(prepared.mac([]) == Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), []))
+        func preparedMAC(_ message: [UInt8]) -> [UInt8] {
+            var output = [UInt8](repeating: 0, count: 32)
+            message.withUnsafeBytes { message in output.withUnsafeMutableBytes { prepared.mac(message, into: $0) } }
+            return output
+        }
+        for _ in 0..<2 { #expect(preparedMAC(Array("what do ya want for nothing?".utf8)) == mac) }
+        #expect(preparedMAC([]) == Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), []))
+        let block = [UInt8](repeating: 0xA5, count: 200)  // several blocks: longer than one SHA-256 block
+        #expect(preparedMAC(block) == Digest.hmacSHA256(key: SecretBytes(utf8: "Jefe"), block))
+        #expect(Digest.sha256([]) == bytes(hex: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
         let issuer = OpenSSLClientTokenIssuer()
         let (token, hash) = issuer.newToken()
         #expect(token.hasPrefix("kc_") && token.count == 3 + 43)

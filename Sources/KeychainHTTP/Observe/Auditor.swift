@@ -23,16 +23,19 @@ public final class Auditor: Sendable {
     public let failClosed: Bool
     /// Nil when lines are written on the request thread (`failClosed` or `file.fsync`).
     private let batcher: LineBatcher?
-    private let mac: @Sendable ([UInt8]) -> [UInt8]?
+    private let mac: MAC
     /// Now, in milliseconds since 1970.
     private let clock: @Sendable () -> Int64
     private let sequence = Atomic<UInt64>(0)
     private let writer: Writer
 
-    /// `mac`: HMAC-SHA-256 under the audit key (the output is cut to 16 bytes here); nil while
-    /// the vault is locked, when values are written as `"locked"` instead of a tag.
+    /// Writes HMAC-SHA-256 of `message` under the audit key into `mac` (32 bytes; cut to 16
+    /// here) and returns true; false while the vault is locked, when values are written as
+    /// `"locked"` instead of a tag.
+    public typealias MAC = @Sendable (_ message: UnsafeRawBufferPointer, _ mac: UnsafeMutableRawBufferPointer) -> Bool
+
     public init(
-        file: AuditFile, failClosed: Bool, mac: @escaping @Sendable ([UInt8]) -> [UInt8]?, logger: Logger,
+        file: AuditFile, failClosed: Bool, mac: @escaping MAC, logger: Logger,
         clock: @escaping @Sendable () -> Int64 = LineTimestamp.now
     ) {
         self.file = file
@@ -222,22 +225,30 @@ public final class Auditor: Sendable {
         }
     }
 
-    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]). Requests
-    /// repeat the same few values (a service's token fetches), so recent tags are remembered.
+    /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]), worked out for
+    /// every value: the message and the MAC are written into one temporary allocation (on the
+    /// stack for the usual short values), and an HMAC on the prepared key costs about what
+    /// looking a remembered tag up did (docs/benchmarks.md, "Audit tags: session 17").
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
-        let message = AuditTagMemo.Message(name, canonical)
-        let memo = recentTags.current
-        if let known = memo.tag(for: message) { return known }
-        guard let digest = mac(message.bytes) else { return "locked" }
-        let tag = Self.base64url(digest.prefix(16))
-        memo.remember(tag, for: message)
-        return tag
+        let nameLength = name.utf8.count
+        let messageLength = nameLength + 1 + canonical.count
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: messageLength + Self.macSize) { memory in
+            let start = memory.baseAddress!
+            _ = UnsafeMutableBufferPointer(start: start, count: nameLength).initialize(from: name.utf8)
+            start[nameLength] = 0
+            canonical.withUnsafeBufferPointer { value in
+                if let bytes = value.baseAddress { (start + nameLength + 1).initialize(from: bytes, count: value.count) }
+            }
+            let message = UnsafeRawBufferPointer(start: start, count: messageLength)
+            let digest = UnsafeMutableRawBufferPointer(start: start + messageLength, count: Self.macSize)
+            guard mac(message, digest) else { return "locked" }
+            return Self.base64url(UnsafeRawBufferPointer(rebasing: digest[0..<Self.tagBytes]))
+        }
     }
 
-    /// The audit key never changes while the server runs (docs/decisions.md), so neither do tags.
-    /// One memo per request thread, so that a remembered tag is not a shared lock and reference
-    /// count on every request (docs/benchmarks.md, "Token fetch: session 9").
-    private let recentTags = PerThread { AuditTagMemo() }
+    private static let macSize = 32
+    /// The MAC's bytes a tag keeps.
+    private static let tagBytes = 16
 
     /// A type byte and the value, as the server stores it (so `port=443` in a query and `443`
     /// in a body, or `ecdsa` and `ecsecPrimeRandom`, give the same tag).
@@ -280,22 +291,29 @@ public final class Auditor: Sendable {
 
     private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    static func base64url<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        let alphabet = base64urlAlphabet
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var buffer: UInt32 = 0
-        var bits = 0
-        for byte in bytes {
-            buffer = (buffer << 8) | UInt32(byte)
-            bits += 8
-            while bits >= 6 {
-                bits -= 6
-                output.append(alphabet[Int((buffer >> UInt32(bits)) & 63)])
+    /// Without padding, written straight into the string's storage.
+    static func base64url(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { output in
+            base64urlAlphabet.withUnsafeBufferPointer { alphabet in
+                var count = 0
+                var buffer: UInt32 = 0
+                var bits = 0
+                for byte in bytes {
+                    buffer = (buffer << 8) | UInt32(byte)
+                    bits += 8
+                    while bits >= 6 {
+                        bits -= 6
+                        output[count] = alphabet[Int((buffer >> UInt32(bits)) & 63)]
+                        count += 1
+                    }
+                }
+                if bits > 0 {
+                    output[count] = alphabet[Int((buffer << UInt32(6 - bits)) & 63)]
+                    count += 1
+                }
+                return count
             }
         }
-        if bits > 0 { output.append(alphabet[Int((buffer << UInt32(6 - bits)) & 63)]) }
-        return String(decoding: output, as: UTF8.self)
     }
 }
 

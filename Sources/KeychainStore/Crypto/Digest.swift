@@ -7,17 +7,14 @@ public enum Digest {
         bytes.withUnsafeBytes { sha256($0) }
     }
 
+    /// On a state on the stack (`COpenSSL_sha256`): a bearer token is hashed on every request,
+    /// and `EVP_Digest` allocates a context each time.
     static func sha256(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        let ok = EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, sha256Algorithm.pointer, nil)
-        precondition(ok == 1 && length == 32, "EVP_Digest(SHA-256) failed")
-        return digest
+        [UInt8](unsafeUninitializedCapacity: 32) { digest, count in
+            COpenSSL_sha256(bytes.baseAddress, bytes.count, digest.baseAddress)
+            count = 32
+        }
     }
-
-    /// SHA-256 fetched from the provider once: `EVP_sha256()` makes OpenSSL 3 look the
-    /// implementation up again on every digest (most of the cost of hashing a client token).
-    private static let sha256Algorithm = FetchedDigest(name: "SHA256")
 
     /// HMAC-SHA-256 of `message` under `key`.
     public static func hmacSHA256(key: SecretBytes, _ message: [UInt8]) -> [UInt8] {
@@ -30,15 +27,5 @@ public enum Digest {
         }
         precondition(result != nil && length == 32, "HMAC(SHA-256) failed")
         return mac
-    }
-}
-
-/// An `EVP_MD` fetched by name, kept for the life of the process.
-private final class FetchedDigest: Sendable {
-    nonisolated(unsafe) let pointer: OpaquePointer
-
-    init(name: String) {
-        guard let fetched = EVP_MD_fetch(nil, name, nil) else { preconditionFailure("EVP_MD_fetch(\(name)) failed") }
-        pointer = fetched
     }
 }

@@ -25,8 +25,9 @@ public final class Keyring: Sendable {
     private struct Keys {
         var masterKey: SecretBytes
         var terms: [UInt32: Term]
-        /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, by label.
-        var derived: [String: HMACKey] = [:]
+        /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, with their labels
+        /// (one so far: a scan compares a label that is the same constant each time, no hashing).
+        var derived: [(label: String, key: HMACKey)] = []
     }
 
     private struct State {
@@ -66,19 +67,22 @@ public final class Keyring: Sendable {
     /// HMAC-SHA-256 of `message` under a key for another purpose (the audit log's tags), derived
     /// as HMAC-SHA-256(term 1's data key, `label`). Term 1 is never dropped and its key is changed
     /// neither by `rotate()` nor by `rewrap(under:)` (rekey), so the derived key is stable for the
-    /// vault's life. Derived keys live with the data keys: nil while locked (or without term 1).
-    public func derivedMAC(label: String, _ message: [UInt8]) -> [UInt8]? {
+    /// vault's life. Derived keys live with the data keys: false while locked (or without term 1),
+    /// and `mac` is left as it was. Writes the 32-byte MAC into `mac` and returns true otherwise.
+    public func derivedMAC(label: String, _ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) -> Bool {
         let key: HMACKey? = state.withLock { state in
             guard let keys = state.keys else { return nil }
-            if let cached = keys.derived[label] { return cached }
+            if let cached = keys.derived.first(where: { $0.label == label }) { return cached.key }
             guard let base = keys.terms[1]?.key else { return nil }
             var derived = Digest.hmacSHA256(key: base, Array(label.utf8))
             defer { SecretBytes.wipe(&derived) }
             let key = HMACKey(SecretBytes(derived))
-            state.keys?.derived[label] = key
+            state.keys?.derived.append((label, key))
             return key
         }
-        return key?.mac(message)
+        guard let key else { return false }
+        key.mac(message, into: mac)
+        return true
     }
 
     // MARK: Creating, locking and unlocking
