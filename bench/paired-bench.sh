@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Paired benchmark: several keychaind servers (different builds, or one build with different
+# settings) and the bare libmicrohttpd server, all running side by side, measured in rounds whose
+# order rotates, on the token fetch (or the item read). Prints each round, then per server the mean
+# and median req/s, the median ratio to the bare server measured in the same round, and the
+# server's CPU per request (user + system time from /proc, over the measurements).
+#
+# This is how before/after numbers in docs/benchmarks.md are taken. On this 2-core box a server's
+# throughput moves by tens of percent from minute to minute and differs a few percent between two
+# processes of the same build, so compare servers of one run only. An A/A run (the same arm
+# twice) shows the spread to expect.
+#
+# usage: bench/paired-bench.sh [options] ARM [ARM ...]
+#   ARM is NAME=BINARY or NAME=BINARY:VAR=VALUE,VAR=VALUE (environment for that server), e.g.
+#   bench/paired-bench.sh before=/tmp/keychaind-before after=.build/release/keychaind \
+#       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
+# options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read (token)
+# needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
+connections=64 seconds=4 rounds=10 path=token
+while getopts c:d:r:p: option; do
+    case $option in
+    c) connections=$OPTARG ;;
+    d) seconds=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    p) path=$OPTARG ;;
+    *) exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read] NAME=BINARY[:ENV] ..." >&2; exit 2; }
+case $path in
+token) route=/v1/tokens/bench/authorization ;;
+read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" ;;
+*) echo "paired-bench: -p is token or read" >&2; exit 2 ;;
+esac
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+baseline_port=8299
+bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
+pids+=($!)
+names=(baseline) ports=("$baseline_port") server_pids=("")
+port=18780
+for arm in "$@"; do
+    name=${arm%%=*} spec=${arm#*=}
+    binary=${spec%%:*} settings=""
+    [ "$spec" != "$binary" ] && settings=${spec#*:}
+    [ -x "$binary" ] || { echo "paired-bench: $binary is not an executable" >&2; exit 2; }
+    env ${settings//,/ } "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
+    pids+=($!)
+    names+=("$name") ports+=("$port") server_pids+=($!)
+    port=$((port + 1))
+done
+for index in "${!names[@]}"; do
+    url="http://127.0.0.1:${ports[$index]}"
+    [ "$index" = 0 ] && url+="/hello" || url+="/v1/health"
+    for _ in $(seq 1 100); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
+    [ "$index" = 0 ] && continue
+    token=$(cat "$work/${names[$index]}/admin.token")
+    auth=(-H "Authorization: Bearer $token" -H "Content-Type: application/json")
+    curl -sf -X PUT "http://127.0.0.1:${ports[$index]}/v1/tokens/bench" "${auth[@]}" \
+        -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"}' >/dev/null
+    curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/items/genericPassword" "${auth[@]}" \
+        -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
+done
+
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+declare -A rps=() ratios=() cpu=()
+echo "## Paired ($(date -u +%Y-%m-%dT%H:%MZ), $path at $connections connections, ${seconds}s per measurement, $rounds rounds)"
+echo
+for round in $(seq 1 "$rounds"); do
+    baseline_rps=""
+    line="round $round:"
+    for offset in "${!names[@]}"; do
+        index=$(( (offset + round) % ${#names[@]} ))
+        name=${names[$index]}
+        if [ "$index" = 0 ]; then
+            out=$(wrk -t2 -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
+        else
+            before=$(cpu_ticks "${server_pids[$index]}")
+            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/admin.token")" wrk -t2 -c"$connections" -d"${seconds}s" \
+                -s bench/wrk/auth.lua "http://127.0.0.1:${ports[$index]}$route")
+            after=$(cpu_ticks "${server_pids[$index]}")
+            requests=$(awk '/requests in/ { print $1 }' <<<"$out")
+            cpu[$name]+=" $(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
+        fi
+        r=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
+        rps[$name]+=" $r"
+        line+=" $name $r"
+        [ "$index" = 0 ] && baseline_rps=$r
+    done
+    # Each server's ratio to the bare server of its own round (the bare server runs once a round).
+    for name in "${names[@]:1}"; do
+        ratios[$name]+=" $(ratio "$(tr ' ' '\n' <<<"${rps[$name]}" | tail -1)" "$baseline_rps")"
+    done
+    echo "$line"
+done
+echo
+echo "| server | req/s, mean | req/s, median | vs the bare server, median | CPU per request, mean µs |"
+echo "| --- | --- | --- | --- | --- |"
+for name in "${names[@]}"; do
+    mean=$(tr ' ' '\n' <<<"${rps[$name]}" | awk 'NF { s += $1; n++ } END { printf "%.0f", s / n }')
+    if [ "$name" = baseline ]; then
+        echo "| bare libmicrohttpd | $mean | $(median <<<"${rps[$name]}") | 1.00 | |"
+    else
+        cpu_mean=$(tr ' ' '\n' <<<"${cpu[$name]}" | awk 'NF { s += $1; n++ } END { printf "%.2f", s / n }')
+        echo "| $name | $mean | $(median <<<"${rps[$name]}") | $(printf '%.2f' "$(median <<<"${ratios[$name]}")") | $cpu_mean |"
+    fi
+done
