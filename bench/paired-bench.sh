@@ -11,7 +11,8 @@
 # twice) shows the spread to expect.
 #
 # usage: bench/paired-bench.sh [options] ARM [ARM ...]
-#   ARM is NAME=BINARY or NAME=BINARY:VAR=VALUE,VAR=VALUE (environment for that server), e.g.
+#   ARM is NAME=BINARY or NAME=BINARY:VAR=VALUE,VAR=VALUE (environment for that server; a value
+#   may hold commas, a comma starts a new variable only when NAME= follows it), e.g.
 #   bench/paired-bench.sh before=/tmp/keychaind-before after=.build/release/keychaind \
 #       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
 # options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read (token)
@@ -56,7 +57,10 @@ for arm in "$@"; do
     binary=${spec%%:*} settings=""
     [ "$spec" != "$binary" ] && settings=${spec#*:}
     [ -x "$binary" ] || { echo "paired-bench: $binary is not an executable" >&2; exit 2; }
-    env ${settings//,/ } "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
+    [[ "$name" =~ ^[A-Za-z0-9_.-]+$ && "$name" != baseline ]] || { echo "paired-bench: bad arm name \"$name\"" >&2; exit 2; }
+    variables=()
+    [ -n "$settings" ] && mapfile -t variables < <(sed -E 's/,([A-Za-z_][A-Za-z0-9_]*=)/\n\1/g' <<<"$settings")
+    env "${variables[@]}" "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
     pids+=($!)
     names+=("$name") ports+=("$port") server_pids+=($!)
     port=$((port + 1))
@@ -65,6 +69,11 @@ for index in "${!names[@]}"; do
     url="http://127.0.0.1:${ports[$index]}"
     [ "$index" = 0 ] && url+="/hello" || url+="/v1/health"
     for _ in $(seq 1 100); do curl -sf "$url" >/dev/null 2>&1 && break; sleep 0.1; done
+    if ! curl -sf "$url" >/dev/null 2>&1; then
+        echo "paired-bench: ${names[$index]} did not come up; its log:" >&2
+        tail -n 5 "$work/${names[$index]}.log" >&2
+        exit 1
+    fi
     [ "$index" = 0 ] && continue
     token=$(cat "$work/${names[$index]}/admin.token")
     auth=(-H "Authorization: Bearer $token" -H "Content-Type: application/json")
