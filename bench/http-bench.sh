@@ -19,14 +19,7 @@ duration="${1:-10}"
 rounds="${2:-3}"
 baseline_port=8299
 port=18700
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workspace
 
 swift build -c release --product keychaind >/dev/null
 bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &

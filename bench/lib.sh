@@ -9,3 +9,16 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 # The median and the range ("low–high") of the space-separated numbers on stdin.
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { low = $1 } { high = $1 } END { print low "–" high }'; }
+
+# A temporary directory ($work) and a list for the servers a script starts ($pids): on exit the
+# servers are stopped and the directory removed.
+bench_workspace() {
+    work="$(mktemp -d)"
+    pids=()
+    trap bench_cleanup EXIT
+}
+bench_cleanup() {
+    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$work"
+}

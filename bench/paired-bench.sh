@@ -38,14 +38,7 @@ read) route="/v1/items/genericPassword?service=bench&account=reader&return=data"
 *) echo "paired-bench: -p is token or read" >&2; exit 2 ;;
 esac
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workspace
 
 baseline_port=8299
 bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
