@@ -25,9 +25,8 @@ public final class Keyring: Sendable {
     private struct Keys {
         var masterKey: SecretBytes
         var terms: [UInt32: Term]
-        /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, with their labels
-        /// (one so far: a scan compares a label that is the same constant each time, no hashing).
-        var derived: [(label: String, key: HMACKey)] = []
+        /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, by label.
+        var derived: [String: HMACKey] = [:]
     }
 
     private struct State {
@@ -72,12 +71,12 @@ public final class Keyring: Sendable {
     public func derivedMAC(label: String, _ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) -> Bool {
         let key: HMACKey? = state.withLock { state in
             guard let keys = state.keys else { return nil }
-            if let cached = keys.derived.first(where: { $0.label == label }) { return cached.key }
+            if let cached = keys.derived[label] { return cached }
             guard let base = keys.terms[1]?.key else { return nil }
             var derived = Digest.hmacSHA256(key: base, Array(label.utf8))
             defer { SecretBytes.wipe(&derived) }
             let key = HMACKey(SecretBytes(derived))
-            state.keys?.derived.append((label, key))
+            state.keys?.derived[label] = key
             return key
         }
         guard let key else { return false }
