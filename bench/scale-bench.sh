@@ -22,14 +22,8 @@ source bench/lib.sh
 duration="${1:-10}"
 large="${2:-1000000}"
 rounds="${3:-3}"
-work="$(mktemp -d)"
+bench_workspace
 declare -A server port fill_seconds healthy_ms map_ready
-cleanup() {
-    for pid in "${server[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
 
 swift build -c release --product keychaind >/dev/null
 swift build -c release --product StorageBench >/dev/null
@@ -50,6 +44,7 @@ for items in "${sizes[@]}"; do
     KEYCHAIND_LOG_LEVEL=notice .build/release/keychaind serve --listen "127.0.0.1:${port[$items]}" \
         --data-dir "$dir" >"$work/server-$items.log" 2>&1 &
     server[$items]=$!
+    pids+=("$!")
     until curl -sf "http://127.0.0.1:${port[$items]}/v1/health" >/dev/null 2>&1; do sleep 0.01; done
     healthy_ms[$items]=$(( $(now_ms) - started ))
     # Reads are measured once the lookup map is built (in the background for a large vault).
