@@ -3,6 +3,8 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
+/// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
+/// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the three system-library modules, and only from KeychainStore and
 /// MicroHTTPDServer (see docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
@@ -42,10 +44,11 @@ let package = Package(
 
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
+        .target(name: "KeychainConcurrency", swiftSettings: swiftSettings),
         .target(
             name: "KeychainStore",
             dependencies: [
-                "KeychainCore", "CSQLite", "COpenSSL",
+                "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -57,7 +60,7 @@ let package = Package(
         .target(
             name: "KeychainHTTP",
             dependencies: [
-                "KeychainCore", "KeychainAPI",
+                "KeychainCore", "KeychainConcurrency", "KeychainAPI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -98,8 +101,10 @@ let package = Package(
             name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: swiftSettings),
+        .testTarget(
             name: "KeychainStoreTests",
-            dependencies: ["KeychainStore", "KeychainCore", "KeychainTestSupport", "CSQLite"],
+            dependencies: ["KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite"],
             resources: [.copy("Fixtures")],
             swiftSettings: swiftSettings),
         .testTarget(

@@ -1,5 +1,6 @@
 import Synchronization
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 
 /// `ClientStore` over the `clients` table. Lookups go through the UNIQUE index on the token

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 import Logging
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import COpenSSL
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 
 /// AES-256-GCM with 96-bit nonces and 128-bit tags over OpenSSL EVP.
