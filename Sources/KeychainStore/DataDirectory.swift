@@ -163,7 +163,7 @@ public struct DataDirectory: Sendable {
     /// master.key). A `master.key.new` that opens nothing (a rekey interrupted before the
     /// re-wrap) is removed. When neither matches, `candidate` is returned and unlocking it fails.
     func resolveMasterKey(_ candidate: SecretBytes, pool: ConnectionPool, logger: Logger) throws -> SecretBytes {
-        guard let stored = try Keyring.storedCheckValue(pool: pool) else { return candidate }
+        guard let stored = try KeyringTable(pool: pool).checkValue() else { return candidate }
         let pendingExists = FileManager.default.fileExists(atPath: pendingMasterKeyPath)
         if constantTimeEqual(stored, Keyring.checkValue(candidate)) {
             if pendingExists {
