@@ -12,6 +12,10 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
+/// The crash points of the fault tests (`FaultInjection`, `KEYCHAIND_FAULT`), compiled into debug
+/// builds only: `swift build --build-tests` and the tests' `keychaind` have them, the release
+/// builds (`scripts/run`, the image, the benches) do not.
+let faultInjection: [SwiftSetting] = [.define("KEYCHAIND_FAULT_INJECTION", .when(configuration: .debug))]
 
 let package = Package(
     name: "keychaind",
@@ -51,7 +55,7 @@ let package = Package(
                 "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .executableTarget(
             name: "StorageBench",
             dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
@@ -79,7 +83,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .target(
             name: "KeychainClient",
             dependencies: [
@@ -106,7 +110,7 @@ let package = Package(
             name: "KeychainStoreTests",
             dependencies: ["KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite"],
             resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .testTarget(
             name: "KeychainHTTPTests",
             dependencies: [
@@ -123,6 +127,6 @@ let package = Package(
                 // A client test calls from a NIO event loop thread.
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
     ]
 )

@@ -180,22 +180,23 @@ struct VaultAdministrationTests {
         #expect(throws: DataDirectoryError.self) { _ = try fixture.dataDirectory.open(logger: quietLogger) }
     }
 
+    #if KEYCHAIND_FAULT_INJECTION
     /// A crash at each point of the rekey sequence leaves a master key file that opens the
     /// keyring; opening finishes or discards the interrupted rekey.
     @Test(arguments: FaultInjection.Point.allCases)
     func rekeyInterruptedAtEachPointLosesNothing(point: FaultInjection.Point) throws {
         let directory = TemporaryDirectory()
-        let dataDirectory = DataDirectory(path: directory.dataPath)
+        var dataDirectory = DataDirectory(path: directory.dataPath)
         try dataDirectory.initialize(logger: quietLogger)
         let oldKey = try MasterKeyFile.read(from: dataDirectory.masterKeyPath)
-        let faults = FaultInjection(point: point) { _ in throw SimulatedCrash() }
-        let vault = try dataDirectory.open(
-            logger: quietLogger, rotationThreshold: Keyring.defaultRotationThreshold, faults: faults)
+        dataDirectory.faults = FaultInjection(point: point) { _ in throw SimulatedCrash() }
+        let vault = try dataDirectory.open(logger: quietLogger)
         try vault.items.add([item(account: "a", secret: "one")])
         _ = try vault.rotate(reencrypt: false)
         try vault.items.add([item(account: "b", secret: "two")])
         #expect(throws: KeychainError.self) { _ = try vault.rekey() }
         vault.close()  // the "crash": nothing after the fault point ran
+        dataDirectory.faults = .none
 
         let pendingBefore = FileManager.default.fileExists(atPath: dataDirectory.pendingMasterKeyPath)
         #expect(pendingBefore == (point != .rekeyAfterRename))
@@ -209,6 +210,7 @@ struct VaultAdministrationTests {
         #expect(try reopened.rekey() == 2)
         #expect(try secrets(reopened) == ["a": "one", "b": "two"])
     }
+    #endif
 
     @Test func backupRestoresIntoAnotherDirectoryWithTheMasterKey() throws {
         let fixture = try VaultFixture()
