@@ -91,17 +91,23 @@ struct VaultAdministrationTests {
     }
 
     /// Writers and readers race lock/unlock: every operation either completes or fails with
-    /// errSecInteractionNotAllowed, and every acknowledged add is stored whole.
+    /// errSecInteractionNotAllowed, and every acknowledged add is stored whole. The vault is
+    /// locked and unlocked after the workers have gone round a few times, and the workers are
+    /// joined before the check.
     @Test func lockingUnderLoadNeverHalfWrites() throws {
         let fixture = try VaultFixture()
         let vault = fixture.vault
         let acknowledged = Mutex<[String: String]>([:])
         let unexpected = Mutex<[String]>([])
         let done = Atomic<Bool>(false)
+        let rounds = Atomic<Int>(0)
+        let finished = DispatchGroup()
         let workers = (0..<3).map { worker in
             Thread {
+                defer { finished.leave() }
                 var n = 0
                 while !done.load(ordering: .relaxed) {
+                    defer { rounds.add(1, ordering: .relaxed) }
                     n += 1
                     let account = "w\(worker)-\(n)"
                     do {
@@ -116,16 +122,28 @@ struct VaultAdministrationTests {
                 }
             }
         }
-        for worker in workers { worker.start() }
-        for _ in 0..<40 {
-            usleep(2_000)
-            vault.lock()
-            #expect(vault.isLocked)
-            usleep(1_000)
-            try vault.unlock()
+        /// Returns once the workers have gone round `count` more times.
+        func letWorkersRun(_ count: Int) {
+            let target = rounds.load(ordering: .relaxed) + count
+            while rounds.load(ordering: .relaxed) < target { sched_yield() }
         }
-        done.store(true, ordering: .relaxed)
-        usleep(100_000)
+        for worker in workers {
+            finished.enter()
+            worker.start()
+        }
+        do {
+            defer {
+                done.store(true, ordering: .relaxed)
+                finished.wait()
+            }
+            for _ in 0..<40 {
+                letWorkersRun(3)
+                vault.lock()
+                #expect(vault.isLocked)
+                letWorkersRun(3)
+                try vault.unlock()
+            }
+        }
         #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
         let stored = try secrets(vault)
         let expected = acknowledged.withLock { $0 }
