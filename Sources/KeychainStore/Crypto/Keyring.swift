@@ -298,6 +298,7 @@ public final class Keyring: Sendable {
     }
 
     /// Writes a new term in the write transaction open on `db` and makes it current.
+    @discardableResult
     private func startTerm(on db: SQLiteConnection) throws -> UInt32 {
         let (next, kek) = try state.withLock { state in
             guard let keys = state.keys else { throw Self.lockedError }
@@ -321,7 +322,7 @@ public final class Keyring: Sendable {
     /// the vault must be opened with the new master key (write it with `MasterKeyFile.write`).
     /// Prefer `Vault.rekey()`, which also replaces the key file crash-safely.
     public func rewrap(under newMasterKey: SecretBytes) throws {
-        try StoreErrors.map { try withKeys { try rewrapHoldingKeys(under: newMasterKey) } }
+        _ = try StoreErrors.map { try withKeys { try rewrapHoldingKeys(under: newMasterKey) } }
     }
 
     /// `rewrap(under:)` for a caller already inside `withKeys`; returns how many keys it re-wrapped.
