@@ -3,6 +3,8 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
+/// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
+/// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the three system-library modules, and only from KeychainStore and
 /// MicroHTTPDServer (see docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
@@ -10,6 +12,10 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
+/// The crash points of the fault tests (`FaultInjection`, `KEYCHAIND_FAULT`), compiled into debug
+/// builds only: `swift build --build-tests` and the tests' `keychaind` have them, the release
+/// builds (`scripts/run`, the image, the benches) do not.
+let faultInjection: [SwiftSetting] = [.define("KEYCHAIND_FAULT_INJECTION", .when(configuration: .debug))]
 
 let package = Package(
     name: "keychaind",
@@ -42,13 +48,14 @@ let package = Package(
 
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
+        .target(name: "KeychainConcurrency", swiftSettings: swiftSettings),
         .target(
             name: "KeychainStore",
             dependencies: [
-                "KeychainCore", "CSQLite", "COpenSSL",
+                "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .executableTarget(
             name: "StorageBench",
             dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
@@ -57,7 +64,7 @@ let package = Package(
         .target(
             name: "KeychainHTTP",
             dependencies: [
-                "KeychainCore", "KeychainAPI",
+                "KeychainCore", "KeychainConcurrency", "KeychainAPI",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -76,7 +83,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .target(
             name: "KeychainClient",
             dependencies: [
@@ -98,10 +105,12 @@ let package = Package(
             name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
+            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: swiftSettings),
+        .testTarget(
             name: "KeychainStoreTests",
-            dependencies: ["KeychainStore", "KeychainCore", "KeychainTestSupport", "CSQLite"],
+            dependencies: ["KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite"],
             resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
         .testTarget(
             name: "KeychainHTTPTests",
             dependencies: [
@@ -118,6 +127,6 @@ let package = Package(
                 // A client test calls from a NIO event loop thread.
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: swiftSettings + faultInjection),
     ]
 )

@@ -13,8 +13,13 @@ public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible 
     /// libmicrohttpd's threads at once; with strong references each copy counted references to
     /// the shared entry (its set of classes, its enumeration), and those counters bounced between
     /// the cores (perf: retain/release were the largest user-space cost of a token fetch).
-    /// Entries live as long as the process (`Definition.catalogue` keeps them), so copies hold
-    /// them `unowned(unsafe)`: no counting. @unchecked Sendable: entries are immutable.
+    ///
+    /// Why `unowned(unsafe)` stays, and why it is safe: only the catalogue below makes entries,
+    /// and `Definition.catalogue` keeps every one for the life of the process, so no handle can
+    /// outlive its entry; copies then count nothing. The safe forms cost on the hot path: a strong
+    /// or `unowned` (checked) reference counts on every copy, and a small index into a table of
+    /// entries reads a lazily initialised global on every property read (`valueType` runs for
+    /// every column of every row a find decodes). @unchecked Sendable: entries are immutable.
     private unowned(unsafe) let definition: Definition
 
     /// The JSON name (`account`, `service`, ...), also the attribute's name in storage.

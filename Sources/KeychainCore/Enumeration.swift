@@ -7,7 +7,9 @@ import Synchronization
 /// `unowned(unsafe)`: an attribute's `valueType` is copied for every column of every row a find
 /// decodes, on all request threads at once, and with strong references each copy counted
 /// references to the shared arrays, whose counters bounced between the cores (perf: 0.7 % of a
-/// 1M-item read's samples). @unchecked Sendable: entries are immutable.
+/// 1M-item read's samples). Safe for the reason `Attribute`'s handle is (see there): only the
+/// catalogue makes entries and `Definition.catalogue` never releases one.
+/// @unchecked Sendable: entries are immutable.
 public struct Enumeration: Hashable, @unchecked Sendable {
     private unowned(unsafe) let definition: Definition
 

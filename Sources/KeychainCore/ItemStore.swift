@@ -5,8 +5,30 @@
 /// was changed), `decode` when a stored secret fails authentication, `io`/`diskFull` on storage
 /// failure. Implementations: `SQLiteItemStore` (sealed secrets on disk) and `InMemoryItemStore`
 /// (tests); both pass the same conformance suite.
-public protocol ItemStore: Sendable {
-    /// Stores all of `items` in one transaction, or none of them.
+///
+/// Each operation called on the store is a transaction of its own; `transaction(_:)` runs several
+/// as one.
+public protocol ItemStore: ItemOperations, Sendable {
+    /// Runs `body` as one transaction: the operations it calls on the transaction value it is
+    /// given all take effect, or none does. Reads inside see the writes made before them in it;
+    /// nothing outside sees any of them before it commits.
+    ///
+    /// Nothing is committed when `body` throws (its error is rethrown as it is), nor when an
+    /// operation inside threw, even if `body` caught the error: the first such error dooms the
+    /// transaction, later operations throw it again, and `transaction` throws it at the end.
+    /// Inside `body`, use only the transaction value: a write called on the store itself waits
+    /// for this transaction to end, and a read does not see it.
+    func transaction<Result>(_ body: (any ItemOperations) throws -> Result) throws -> Result
+
+    /// How many items each stored class holds (for metrics).
+    func countByClass() throws -> [ItemClass: Int]
+}
+
+/// What can be done to items, on a store (each call its own transaction) or inside
+/// `ItemStore.transaction(_:)` (all calls one transaction).
+public protocol ItemOperations {
+    /// Stores all of `items`, or none of them (a primary-key clash with a stored item or among
+    /// `items` is errSecDuplicateItem).
     func add(_ items: [Item]) throws
 
     /// The items matching `filter` in creation order, at most `limit` (nil: all) after `cursor`,
@@ -15,20 +37,26 @@ public protocol ItemStore: Sendable {
     func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
         -> ItemPage
 
-    /// Applies `changes` to every match in one transaction; returns how many matched (0: none, nothing changed).
+    /// Applies `changes` to every match, all or none; returns how many matched (0: none, nothing changed).
     func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int
 
-    /// Deletes every match in one transaction; returns how many.
+    /// Deletes every match; returns how many.
     func delete(_ filter: ItemFilter) throws -> Int
+}
 
-    /// Deletes every match of each of `filters`, then adds `items`, all in one transaction: all of
-    /// it happens or none of it (a primary-key clash of an added item with what remains, or among
-    /// the added items, is errSecDuplicateItem and nothing changed). Returns how many were deleted.
-    /// Used where several items must change together, e.g. an access and refresh token pair.
-    func replace(deleting filters: [ItemFilter], adding items: [Item]) throws -> Int
+extension ItemStore {
+    public func add(_ items: [Item]) throws {
+        guard !items.isEmpty else { return }
+        try transaction { try $0.add(items) }
+    }
 
-    /// How many items each stored class holds (for metrics).
-    func countByClass() throws -> [ItemClass: Int]
+    public func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
+        try transaction { try $0.update(filter, with: changes) }
+    }
+
+    public func delete(_ filter: ItemFilter) throws -> Int {
+        try transaction { try $0.delete(filter) }
+    }
 }
 
 /// What a find reads of each match besides its class and persistent reference. A search that

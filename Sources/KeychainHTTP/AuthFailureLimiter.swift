@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeychainCore
+import KeychainConcurrency
 
 /// Limits failed authentications per client address: a token bucket of `failuresPerMinute`
 /// failures per address, refilled continuously. While an address's bucket is empty, its failed

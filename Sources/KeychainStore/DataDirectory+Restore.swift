@@ -154,25 +154,24 @@ extension DataDirectory {
         }
         defer { connection.close() }
         do {
-            let integrity = try connection.query("PRAGMA integrity_check") { $0.text(0) }
+            let integrity = try connection.integrityCheck()
             guard integrity == ["ok"] else {
                 throw bad("PRAGMA integrity_check reports \(integrity.prefix(3).joined(separator: "; "))")
             }
-            let version = try connection.scalarInt("PRAGMA user_version") ?? 0
+            let version = try Migrations.version(of: connection)
             guard version >= 1 else { throw bad("it has no keychaind schema (user_version 0)") }
             guard version <= Migrations.latestVersion else {
                 throw bad("its schema version \(version) is newer than this keychaind (\(Migrations.latestVersion))")
             }
-            let tables = Set(try connection.query("SELECT name FROM sqlite_master WHERE type = 'table'") { $0.text(0) })
+            let tables = try connection.tableNames()
             for table in ["items", "keyring", "keyring_check", "clients"] where !tables.contains(table) {
                 throw bad("the table \(table) is missing")
             }
-            guard let check = try connection.query("SELECT check_value FROM keyring_check WHERE id = 1", row: { $0.blob(0) }).first
-            else { throw bad("its keyring has no key check value") }
-            let terms = Int(try connection.scalarInt("SELECT count(*) FROM keyring") ?? 0)
+            guard let check = try KeyringTable.checkValue(on: connection) else { throw bad("its keyring has no key check value") }
+            let terms = try KeyringTable.termCount(on: connection)
             guard terms > 0 else { throw bad("its keyring holds no data key") }
-            let items = Int(try connection.scalarInt("SELECT count(*) FROM items") ?? 0)
-            let clients = Int(try connection.scalarInt("SELECT count(*) FROM clients") ?? 0)
+            let items = try ItemTable.count(on: connection)
+            let clients = try ClientTable.count(on: connection)
             let report = RestoreReport(
                 schemaVersion: version, items: items, clients: clients, terms: terms, masterKey: .missing,
                 replacedDatabasePath: nil)
@@ -198,7 +197,7 @@ extension DataDirectory {
     /// Folds the WAL of a database about to be moved aside into it, so the kept copy is whole.
     private func checkpointQuietly(_ database: String) {
         guard let connection = try? SQLiteConnection(path: database) else { return }
-        _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { _ in () }
+        connection.checkpointQuietly()
         connection.close()
     }
 

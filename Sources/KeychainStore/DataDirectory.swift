@@ -11,6 +11,10 @@ import Logging
 /// (SQLite, WAL) and `admin.token` (the first admin token, 0600).
 public struct DataDirectory: Sendable {
     public let path: String
+    #if KEYCHAIND_FAULT_INJECTION
+    /// Crash points armed in the vaults opened from here (debug builds only).
+    public var faults = FaultInjection.none
+    #endif
 
     public init(path: String) { self.path = path }
 
@@ -83,20 +87,14 @@ public struct DataDirectory: Sendable {
     /// open vault. Every failure is a `DataDirectoryError` that names the path and the fix.
     ///
     /// With `locked`, the master key is not read (it may even be absent): the vault starts
-    /// locked and `unlock()` loads the key later. `faults` arms crash points for tests.
+    /// locked and `unlock()` loads the key later.
     /// `readers`: reading connections kept open between reads, one for each thread that reads at once.
-    public func open(
-        logger: Logger, readers: Int = 4, locked: Bool = false, faults: FaultInjection = .none
-    ) throws -> Vault {
+    public func open(logger: Logger, readers: Int = 4, locked: Bool = false) throws -> Vault {
         try open(
-            logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: readers,
-            locked: locked, faults: faults)
+            logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: readers, locked: locked)
     }
 
-    func open(
-        logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4, locked: Bool = false,
-        faults: FaultInjection = .none
-    ) throws -> Vault {
+    func open(logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4, locked: Bool = false) throws -> Vault {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw DataDirectoryError(
@@ -117,7 +115,7 @@ public struct DataDirectory: Sendable {
             let pool = try openPool(maxIdleReaders: maxIdleReaders)
             do {
                 let keyring = try Keyring.locked(pool: pool, threshold: rotationThreshold, logger: logger)
-                return Vault(pool: pool, keyring: keyring, directory: self, faults: faults, logger: logger)
+                return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
             } catch {
                 pool.close()
                 throw damaged(error)
@@ -134,7 +132,7 @@ public struct DataDirectory: Sendable {
         do {
             let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
             let keyring = try Keyring.unlock(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
-            return Vault(pool: pool, keyring: keyring, directory: self, faults: faults, logger: logger)
+            return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()
             throw DataDirectoryError(
@@ -163,7 +161,7 @@ public struct DataDirectory: Sendable {
     /// master.key). A `master.key.new` that opens nothing (a rekey interrupted before the
     /// re-wrap) is removed. When neither matches, `candidate` is returned and unlocking it fails.
     func resolveMasterKey(_ candidate: SecretBytes, pool: ConnectionPool, logger: Logger) throws -> SecretBytes {
-        guard let stored = try Keyring.storedCheckValue(pool: pool) else { return candidate }
+        guard let stored = try KeyringTable(pool: pool).checkValue() else { return candidate }
         let pendingExists = FileManager.default.fileExists(atPath: pendingMasterKeyPath)
         if constantTimeEqual(stored, Keyring.checkValue(candidate)) {
             if pendingExists {

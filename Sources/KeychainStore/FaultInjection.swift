@@ -1,13 +1,17 @@
+#if KEYCHAIND_FAULT_INJECTION
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// Crash points for tests of crash safety. The server honours `KEYCHAIND_FAULT=<point>` only
-/// when that variable is set: reaching the named point ends the process at once with
-/// `_exit(70)` (no cleanup, no flush: like a power cut as far as the process is concerned).
-/// Unit tests inject a throwing action instead.
+/// Crash points for tests of crash safety, compiled into debug builds only (Package.swift sets
+/// `KEYCHAIND_FAULT_INJECTION` for the debug configuration, which `swift build --build-tests`
+/// and the tests use; the release builds of the image, `scripts/run` and the benches have none).
+/// A debug server honours `KEYCHAIND_FAULT=<point>` when that variable is set: reaching the named
+/// point ends the process at once with `_exit(70)` (no cleanup, no flush: like a power cut as
+/// far as the process is concerned). Unit tests inject a throwing action instead. Armed through
+/// `DataDirectory.faults`.
 public struct FaultInjection: Sendable {
     /// The points, in the order `Vault.rekey()` passes them.
     public enum Point: String, Sendable, CaseIterable {
@@ -40,11 +44,11 @@ public struct FaultInjection: Sendable {
         return FaultInjection(point: point) { _ in _exit(70) }
     }
 
-    /// True when a point is armed (the server logs a warning at start).
-    public var isArmed: Bool { point != nil }
+    /// The armed point's name, nil when none is (the server logs a warning at start).
     public var armedPoint: String? { point?.rawValue }
 
     func reach(_ point: Point) throws {
         if point == self.point { try action(point) }
     }
 }
+#endif

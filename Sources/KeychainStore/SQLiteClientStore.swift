@@ -1,9 +1,10 @@
 import Synchronization
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 
-/// `ClientStore` over the `clients` table. Lookups go through the UNIQUE index on the token
-/// hash; the fetched hash is then compared in constant time.
+/// `ClientStore` over the `clients` table (`ClientTable`). Lookups go through the UNIQUE index on
+/// the token hash; the fetched hash is then compared in constant time.
 public final class SQLiteClientStore: ClientStore {
     let pool: ConnectionPool
 
@@ -47,12 +48,7 @@ public final class SQLiteClientStore: ClientStore {
 
     public func addClient(_ client: Client, tokenHash: [UInt8]) throws {
         try changing { try StoreErrors.map {
-            try pool.write { db in
-                try db.execute(
-                    "INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES (?, ?, ?, ?, ?)",
-                    [.text(client.name), .text(try Self.encode(client.accessGroups)), .text(client.role.rawValue),
-                     .integer(client.createdAt.millisecondsSince1970), .blob(tokenHash)])
-            }
+            try pool.write { db in try ClientTable.insert(client, tokenHash: tokenHash, on: db) }
         } }
     }
 
@@ -82,49 +78,27 @@ public final class SQLiteClientStore: ClientStore {
 
     private func lookUp(_ tokenHash: [UInt8]) throws -> Client? {
         try StoreErrors.map {
-            let rows = try pool.read { db in
-                try db.query(
-                    "SELECT name, access_groups, role, created, token_hash FROM clients WHERE token_hash = ?",
-                    [.blob(tokenHash)]
-                ) { row in (try Self.client(from: row), row.blob(4)) }
-            }
-            guard let (client, stored) = rows.first, constantTimeEqual(stored, tokenHash) else { return nil }
+            let found = try pool.read { db in try ClientTable.client(forTokenHash: tokenHash, on: db) }
+            guard let (client, stored) = found, constantTimeEqual(stored, tokenHash) else { return nil }
             return client
         }
     }
 
     public func clients() throws -> [Client] {
         try StoreErrors.map {
-            try pool.read { db in
-                try db.query("SELECT name, access_groups, role, created FROM clients ORDER BY name") {
-                    try Self.client(from: $0)
-                }
-            }
+            try pool.read { db in try ClientTable.all(on: db) }
         }
     }
 
     public func removeClient(named name: String) throws -> Bool {
         try changing { try StoreErrors.map {
-            try pool.write { db in try db.execute("DELETE FROM clients WHERE name = ?", [.text(name)]) > 0 }
+            try pool.write { db in try ClientTable.remove(named: name, on: db) }
         } }
     }
 
     public func replaceToken(ofClient name: String, tokenHash: [UInt8]) throws -> Bool {
         try changing { try StoreErrors.map {
-            try pool.write { db in
-                try db.execute("UPDATE clients SET token_hash = ? WHERE name = ?", [.blob(tokenHash), .text(name)]) > 0
-            }
+            try pool.write { db in try ClientTable.replaceTokenHash(ofClient: name, with: tokenHash, on: db) }
         } }
-    }
-
-    private static func encode(_ groups: [String]) throws -> String {
-        String(decoding: try JSONEncoder().encode(groups), as: UTF8.self)
-    }
-
-    private static func client(from row: SQLiteStatement) throws -> Client {
-        guard let groups = try? JSONDecoder().decode([String].self, from: Data(row.text(1).utf8)),
-            let role = Client.Role(rawValue: row.text(2))
-        else { throw KeychainError.decode("a stored client record is malformed") }
-        return Client(name: row.text(0), accessGroups: groups, role: role, createdAt: Date(millisecondsSince1970: row.int64(3)))
     }
 }

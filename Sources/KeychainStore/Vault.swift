@@ -19,7 +19,6 @@ public final class Vault: VaultAdministration, Sendable {
     /// The data directory the vault was opened from (nil for a vault built in tests without one:
     /// `unlock()` and `rekey()` then answer errSecUnimplemented).
     let directory: DataDirectory?
-    private let faults: FaultInjection
     private let logger: Logger
 
     private struct Jobs {
@@ -35,14 +34,10 @@ public final class Vault: VaultAdministration, Sendable {
     /// How many secrets one re-encryption transaction re-seals.
     static let reencryptionBatchSize = 200
 
-    init(
-        pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, faults: FaultInjection = .none,
-        logger: Logger
-    ) {
+    init(pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger) {
         self.pool = pool
         self.keyring = keyring
         self.directory = directory
-        self.faults = faults
         self.logger = logger
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger)
         clientStore = SQLiteClientStore(pool: pool)
@@ -146,7 +141,9 @@ public final class Vault: VaultAdministration, Sendable {
                 try keyring.withKeys {
                     let newKey = try MasterKeyFile.generate()
                     try MasterKeyFile.write(newKey, to: directory.pendingMasterKeyPath)
-                    try faults.reach(.rekeyAfterNewKeyFile)
+                    #if KEYCHAIND_FAULT_INJECTION
+                    try directory.faults.reach(.rekeyAfterNewKeyFile)
+                    #endif
                     let count: Int
                     do {
                         count = try keyring.rewrapHoldingKeys(under: newKey)
@@ -156,9 +153,13 @@ public final class Vault: VaultAdministration, Sendable {
                         logger.error("rekey: re-wrapping the keyring failed; master.key is unchanged")
                         throw error
                     }
-                    try faults.reach(.rekeyAfterRewrap)
+                    #if KEYCHAIND_FAULT_INJECTION
+                    try directory.faults.reach(.rekeyAfterRewrap)
+                    #endif
                     try AtomicFile.renameDurably(directory.pendingMasterKeyPath, to: directory.masterKeyPath)
-                    try faults.reach(.rekeyAfterRename)
+                    #if KEYCHAIND_FAULT_INJECTION
+                    try directory.faults.reach(.rekeyAfterRename)
+                    #endif
                     logger.notice("rekeyed: new master key written, keyring re-wrapped", metadata: ["terms": "\(count)"])
                     return count
                 }
@@ -223,9 +224,6 @@ public final class Vault: VaultAdministration, Sendable {
             currentTermEncryptions: keyring.currentTermEncryptions, termCount: keyring.terms.count,
             reencryption: reencryption, lastBackup: lastBackup, backupsCompleted: completed)
     }
-
-    /// The progress of the last (or running) re-encryption, nil when none ran. For metrics.
-    public var reencryptionProgress: ReencryptionProgress? { jobs.withLock { $0.reencryption?.progress } }
 }
 
 /// One background re-encryption: batches of `reencryptBatch` until none is left, the vault is

@@ -106,9 +106,9 @@ if CommandLine.arguments.dropFirst().first == "read" {
 let counts = CommandLine.arguments.dropFirst().compactMap(Int.init)
 let itemCounts = counts.isEmpty ? [1_000, 1_000_000] : counts
 
-let sealOpen = try StorageBenchmarkSupport.sealOpenPerSecond(size: 64, seconds: 3)
+let sealOpen = try SealingBench.sealOpenPerSecond(size: 64, seconds: 3)
 report(String(format: "seal+open 64-byte secrets (1 thread, reused EVP ctx, with AAD): %.0f pairs/s", sealOpen))
-let sealOnly = try StorageBenchmarkSupport.sealPerSecond(size: 64, seconds: 3)
+let sealOnly = try SealingBench.sealPerSecond(size: 64, seconds: 3)
 report(String(format: "seal only, 64-byte secrets (fresh RAND_bytes nonce, AAD built per box): %.0f seals/s", sealOnly))
 
 var p50s: [Int: Double] = [:]

@@ -34,7 +34,15 @@ struct ServeCommand: ParsableCommand {
         let logger = Logging.bootstrap(level: configuration.logLevel)
         defer { Logging.flush() }
 
+        #if KEYCHAIND_FAULT_INJECTION
+        var directory = DataDirectory(path: configuration.dataDir)
+        directory.faults = FaultInjection.fromEnvironment(ProcessInfo.processInfo.environment)
+        if let point = directory.faults.armedPoint {
+            logger.warning("fault injection armed: the process exits with status 70 at \(point)")
+        }
+        #else
         let directory = DataDirectory(path: configuration.dataDir)
+        #endif
         let vault: Vault
         let server: MicroHTTPDServer
         let directoryLock: DataDirectoryLock
@@ -51,12 +59,7 @@ struct ServeCommand: ParsableCommand {
                 }
                 try directory.initialize(logger: logger)
             }
-            let faults = FaultInjection.fromEnvironment(ProcessInfo.processInfo.environment)
-            if let point = faults.armedPoint {
-                logger.warning("fault injection armed: the process exits with status 70 at \(point)")
-            }
-            vault = try directory.open(
-                logger: logger, readers: Wiring.workerThreads(configuration), locked: locked, faults: faults)
+            vault = try directory.open(logger: logger, readers: Wiring.workerThreads(configuration), locked: locked)
             if locked { logger.notice("started locked: POST /v1/admin/unlock loads \(directory.masterKeyPath)") }
             if configuration.backupInterval > 0 {
                 let scheduler = BackupScheduler(

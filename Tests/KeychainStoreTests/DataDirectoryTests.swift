@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 import Testing
 @testable import KeychainStore
@@ -154,6 +155,28 @@ struct DataDirectoryTests {
         expectError(.damaged, containing: directory.databasePath) { _ = try directory.open(logger: quietLogger) }
     }
 
+    /// A term started inside a write that rolls back is rolled back with it: the keyring forgets
+    /// it, and the next write starts it again, for good.
+    @Test func aTermStartedByARolledBackWriteIsStartedAgain() throws {
+        let fixture = try VaultFixture(rotationThreshold: 3)
+        let keyring = fixture.vault.keyring
+        try fixture.vault.items.add((0..<3).map { item(account: "a\($0)") })
+        #expect(keyring.terms == [1] && keyring.currentTermEncryptions == 3)
+        #expect(throws: KeychainError.duplicateItem()) {
+            try fixture.vault.items.add([item(account: "b"), item(account: "a0")])
+        }
+        #expect(keyring.terms == [1] && keyring.currentTerm == 1)
+        try fixture.vault.items.add([item(account: "b", secret: "after")])
+        #expect(keyring.terms == [1, 2] && keyring.currentTermEncryptions == 1)
+        fixture.vault.close()
+        let reopened = try fixture.dataDirectory.open(logger: quietLogger, rotationThreshold: 3)
+        defer { reopened.close() }
+        #expect(reopened.keyring.terms == [1, 2])
+        let page = try reopened.items.find(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]), limit: nil, after: nil, reading: .all)
+        #expect(page.items.map { $0.secret?.utf8String() } == ["secret", "secret", "secret", "after"])
+    }
+
     @Test func newTermStartsAutomaticallyAndOldTermsStillOpen() throws {
         let fixture = try VaultFixture(rotationThreshold: 3)
         let items = (0..<8).map { item(account: "a\($0)", secret: "s\($0)") }
@@ -291,7 +314,7 @@ struct SchemaTests {
         let filter = ItemFilter(
             itemClass: .genericPassword, accessGroups: ["g1"],
             equal: [.service: .string("s"), .account: .string("a"), .synchronizable: .bool(false)])
-        let (clause, values) = SQLiteItemStore.whereClause(filter)
+        let (clause, values) = ItemTable.whereClause(filter)
         let plan = try fixture.vault.pool.write { db in
             try db.query("EXPLAIN QUERY PLAN SELECT seq FROM items WHERE \(clause) ORDER BY seq", values) { $0.text(3) }
         }

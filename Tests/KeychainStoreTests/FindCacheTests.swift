@@ -26,7 +26,10 @@ struct FindCacheTests {
         _ = try vault.items.update(Self.byAccount, with: ItemChanges(secret: SecretBytes(utf8: "two"), modificationDate: Date()))
         #expect(try Self.secret(vault) == "two")
 
-        _ = try vault.items.replace(deleting: [Self.byAccount], adding: [item(account: "a", secret: "three")])
+        try vault.items.transaction { transaction in
+            _ = try transaction.delete(Self.byAccount)
+            try transaction.add([item(account: "a", secret: "three")])
+        }
         #expect(try Self.secret(vault) == "three")
 
         _ = try vault.items.delete(Self.byAccount)

@@ -124,15 +124,21 @@ struct LookupMapStoreTests {
         }
         #expect(try find(store, service: "s", account: "ghost").isEmpty)
         let readded = item(account: "a", service: "s", secret: "again")
-        #expect(try store.replace(deleting: [byA], adding: [readded]) == 0)
+        try store.transaction { transaction in
+            #expect(try transaction.delete(byA) == 0)
+            try transaction.add([readded])
+        }
         #expect(try find(store, service: "s", account: "a").map { $0.secret?.utf8String() } == ["again"])
         // Replacing the newest row: the added one takes its `seq` and must stay listed.
         let newest = item(account: "newest", service: "s", secret: "first")
         try store.add([newest])
         let byNewest = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("newest")])
-        #expect(try store.replace(deleting: [byNewest], adding: [item(account: "newest", service: "s", secret: "second")]) == 1)
+        try store.transaction { transaction in
+            #expect(try transaction.delete(byNewest) == 1)
+            try transaction.add([item(account: "newest", service: "s", secret: "second")])
+        }
         #expect(try find(store, service: "s", account: "newest").map { $0.secret?.utf8String() } == ["second"])
-        #expect(try store.replace(deleting: [byA], adding: []) == 1)
+        #expect(try store.delete(byA) == 1)
         #expect(try find(store, service: "s", account: "a").isEmpty)
         #expect(try find(store, service: "s", account: "taken").count == 1)
     }
@@ -168,7 +174,7 @@ struct LookupMapStoreTests {
     /// there at the end is found by its lookup attributes, and none that is gone.
     @Test func aBackgroundBuildMissesNoWriteMadeMeanwhile() throws {
         let fixture = try VaultFixture()
-        let count = SQLiteItemStore.lookupBuildChunk * 2 + 500
+        let count = ItemLookupMap.buildChunk * 2 + 500
         try fixture.vault.items.add((0..<count).map { item(account: "a\($0)", service: "s", secret: nil) })
         let store = SQLiteItemStore(pool: fixture.vault.pool, keyring: fixture.vault.keyring, logger: quietLogger, inlineLookupBuild: 0)
         for index in stride(from: 0, to: count, by: 997) {

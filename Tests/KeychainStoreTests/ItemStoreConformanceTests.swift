@@ -335,44 +335,4 @@ struct ItemStoreConformanceTests {
         // A deleted key can be added again.
         try store.add([item(account: "a", service: "svc")])
     }
-
-    @Test(arguments: StoreKind.allCases)
-    func replaceDeletesAndAddsInOneTransaction(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
-        defer { withExtendedLifetime(keep) {} }
-        let access = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("api"), .account: .string("accessToken")])
-        let refresh = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.service: .string("api"), .account: .string("refreshToken")])
-        let other = item(account: "other", service: "api", secret: "untouched")
-        try store.add([item(account: "accessToken", service: "api", secret: "old-access"), other])
-        // Replacing a pair: one old item deleted, two new ones added.
-        #expect(try store.replace(deleting: [access, refresh], adding: [
-            item(account: "accessToken", service: "api", secret: "new-access"),
-            item(account: "refreshToken", service: "api", secret: "new-refresh"),
-        ]) == 1)
-        func secrets() throws -> [String?] {
-            try store.find(all, limit: nil, after: nil, reading: .all).items.map { $0.secret?.utf8String() }
-        }
-        #expect(try secrets() == ["untouched", "new-access", "new-refresh"])
-        // A clash with an item that stays: errSecDuplicateItem, nothing deleted, nothing added.
-        #expect(throws: KeychainError.duplicateItem()) {
-            try store.replace(deleting: [access], adding: [
-                item(account: "accessToken", service: "api", secret: "newer-access"),
-                item(account: "other", service: "api", secret: "clash"),
-            ])
-        }
-        #expect(try secrets() == ["untouched", "new-access", "new-refresh"])
-        // A clash among the added items: the same.
-        #expect(throws: KeychainError.duplicateItem()) {
-            try store.replace(deleting: [access, refresh], adding: [
-                item(account: "accessToken", service: "api", secret: "a"),
-                item(account: "accessToken", service: "api", secret: "b"),
-            ])
-        }
-        #expect(try secrets() == ["untouched", "new-access", "new-refresh"])
-        // Deleting only (nothing added) and a filter outside the groups deletes nothing.
-        let foreign = ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"], equal: [.service: .string("api")])
-        #expect(try store.replace(deleting: [foreign], adding: []) == 0)
-        #expect(try store.replace(deleting: [access, refresh], adding: []) == 2)
-        #expect(try secrets() == ["untouched"])
-    }
 }

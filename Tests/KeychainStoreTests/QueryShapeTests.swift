@@ -48,7 +48,7 @@ struct QueryShapeTests {
         let sql = FindShape(key()).sql
         #expect(sql.contains("\"service\"") && sql.contains("\"account\""))
         #expect(!sql.contains("\"server\""), "an internet password's column: \(sql)")
-        let columns = SQLiteItemStore.columnsByClass[.genericPassword]!
+        let columns = ItemTable.columnsByClass[.genericPassword]!
         #expect(columns.attributes == Attribute.attributes(of: .genericPassword))
     }
 

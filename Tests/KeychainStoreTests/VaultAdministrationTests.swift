@@ -91,17 +91,23 @@ struct VaultAdministrationTests {
     }
 
     /// Writers and readers race lock/unlock: every operation either completes or fails with
-    /// errSecInteractionNotAllowed, and every acknowledged add is stored whole.
+    /// errSecInteractionNotAllowed, and every acknowledged add is stored whole. The vault is
+    /// locked and unlocked after the workers have gone round a few times, and the workers are
+    /// joined before the check.
     @Test func lockingUnderLoadNeverHalfWrites() throws {
         let fixture = try VaultFixture()
         let vault = fixture.vault
         let acknowledged = Mutex<[String: String]>([:])
         let unexpected = Mutex<[String]>([])
         let done = Atomic<Bool>(false)
+        let rounds = Atomic<Int>(0)
+        let finished = DispatchGroup()
         let workers = (0..<3).map { worker in
             Thread {
+                defer { finished.leave() }
                 var n = 0
                 while !done.load(ordering: .relaxed) {
+                    defer { rounds.add(1, ordering: .relaxed) }
                     n += 1
                     let account = "w\(worker)-\(n)"
                     do {
@@ -116,16 +122,28 @@ struct VaultAdministrationTests {
                 }
             }
         }
-        for worker in workers { worker.start() }
-        for _ in 0..<40 {
-            usleep(2_000)
-            vault.lock()
-            #expect(vault.isLocked)
-            usleep(1_000)
-            try vault.unlock()
+        /// Returns once the workers have gone round `count` more times.
+        func letWorkersRun(_ count: Int) {
+            let target = rounds.load(ordering: .relaxed) + count
+            while rounds.load(ordering: .relaxed) < target { sched_yield() }
         }
-        done.store(true, ordering: .relaxed)
-        usleep(100_000)
+        for worker in workers {
+            finished.enter()
+            worker.start()
+        }
+        do {
+            defer {
+                done.store(true, ordering: .relaxed)
+                finished.wait()
+            }
+            for _ in 0..<40 {
+                letWorkersRun(3)
+                vault.lock()
+                #expect(vault.isLocked)
+                letWorkersRun(3)
+                try vault.unlock()
+            }
+        }
         #expect(unexpected.withLock { $0 }.isEmpty, "\(unexpected.withLock { $0 })")
         let stored = try secrets(vault)
         let expected = acknowledged.withLock { $0 }
@@ -180,22 +198,23 @@ struct VaultAdministrationTests {
         #expect(throws: DataDirectoryError.self) { _ = try fixture.dataDirectory.open(logger: quietLogger) }
     }
 
+    #if KEYCHAIND_FAULT_INJECTION
     /// A crash at each point of the rekey sequence leaves a master key file that opens the
     /// keyring; opening finishes or discards the interrupted rekey.
     @Test(arguments: FaultInjection.Point.allCases)
     func rekeyInterruptedAtEachPointLosesNothing(point: FaultInjection.Point) throws {
         let directory = TemporaryDirectory()
-        let dataDirectory = DataDirectory(path: directory.dataPath)
+        var dataDirectory = DataDirectory(path: directory.dataPath)
         try dataDirectory.initialize(logger: quietLogger)
         let oldKey = try MasterKeyFile.read(from: dataDirectory.masterKeyPath)
-        let faults = FaultInjection(point: point) { _ in throw SimulatedCrash() }
-        let vault = try dataDirectory.open(
-            logger: quietLogger, rotationThreshold: Keyring.defaultRotationThreshold, faults: faults)
+        dataDirectory.faults = FaultInjection(point: point) { _ in throw SimulatedCrash() }
+        let vault = try dataDirectory.open(logger: quietLogger)
         try vault.items.add([item(account: "a", secret: "one")])
         _ = try vault.rotate(reencrypt: false)
         try vault.items.add([item(account: "b", secret: "two")])
         #expect(throws: KeychainError.self) { _ = try vault.rekey() }
         vault.close()  // the "crash": nothing after the fault point ran
+        dataDirectory.faults = .none
 
         let pendingBefore = FileManager.default.fileExists(atPath: dataDirectory.pendingMasterKeyPath)
         #expect(pendingBefore == (point != .rekeyAfterRename))
@@ -209,6 +228,7 @@ struct VaultAdministrationTests {
         #expect(try reopened.rekey() == 2)
         #expect(try secrets(reopened) == ["a": "one", "b": "two"])
     }
+    #endif
 
     @Test func backupRestoresIntoAnotherDirectoryWithTheMasterKey() throws {
         let fixture = try VaultFixture()

@@ -112,7 +112,12 @@ public final class KeychainService: Sendable {
                     itemClass: request.itemClass, persistentRef: .random(), attributes: attributes,
                     secret: request.secret ?? SecretBytes([UInt8]())))
         }
-        let deleted = try store.replace(deleting: filters, adding: items)
+        let deleted = try store.transaction { transaction in
+            var deleted = 0
+            for filter in filters { deleted += try transaction.delete(filter) }
+            try transaction.add(items)
+            return deleted
+        }
         return (deleted, items.map(FoundItem.init(item:)))
     }
 
@@ -167,7 +172,7 @@ public final class KeychainService: Sendable {
         if query.returnKinds.contains(.data) { contents.insert(.secret) }
         var result: MatchResult
         if query.itemClass == .identity {
-            result = try findIdentities(query, groups: groups, take: take, reading: contents)
+            result = try findIdentities(query, groups: groups, take: take, reading: contents, in: store)
         } else {
             let page = try store.find(
                 filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents)
@@ -237,10 +242,15 @@ public final class KeychainService: Sendable {
             throw KeychainError.param("a delete naming no attribute must say all=true")
         }
         if query.itemClass == .identity {
-            let identities = try allIdentities(query, groups: groups)
-            for identity in identities {
-                _ = try store.delete(ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: identity.key?.persistentRef))
-                _ = try store.delete(ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef))
+            let identities = try store.transaction { transaction in
+                let identities = try allIdentities(query, groups: groups, in: transaction)
+                for identity in identities {
+                    _ = try transaction.delete(
+                        ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: identity.key?.persistentRef))
+                    _ = try transaction.delete(
+                        ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef))
+                }
+                return identities
             }
             guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
             return identities.count
@@ -299,7 +309,7 @@ public final class KeychainService: Sendable {
     /// The private key joined to `certificate`: keyClass private, applicationLabel = publicKeyHash.
     private func key(
         for certificate: Item, _ query: ItemQuery, keyAttributes: [Attribute: AttributeValue], groups: [String],
-        reading contents: ItemContents
+        reading contents: ItemContents, in items: any ItemOperations
     ) throws -> Item? {
         guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else { return nil }
         var attributes = keyAttributes
@@ -307,23 +317,25 @@ public final class KeychainService: Sendable {
         attributes[.applicationLabel] = .data(hash)
         var keyFilter = filter(query, groups: groups, itemClass: .key, attributes: attributes)
         keyFilter.persistentRef = nil
-        return try store.find(keyFilter, limit: 1, after: nil, reading: contents).items.first
+        return try items.find(keyFilter, limit: 1, after: nil, reading: contents).items.first
     }
 
     /// Certificates joined with their private keys; pages the certificates so that `take`
     /// identities are found without reading past them. The join is on attributes, so `contents`
     /// names them.
-    private func findIdentities(_ query: ItemQuery, groups: [String], take: Int, reading contents: ItemContents) throws
-        -> MatchResult
-    {
+    private func findIdentities(
+        _ query: ItemQuery, groups: [String], take: Int, reading contents: ItemContents, in items: any ItemOperations
+    ) throws -> MatchResult {
         let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
         var found: [FoundItem] = []
         var cursor = query.cursor?.after
         while found.count < take {
-            let page = try store.find(
+            let page = try items.find(
                 certificateFilter, limit: take - found.count, after: cursor, reading: contents)
             for certificate in page.items {
-                if let key = try key(for: certificate, query, keyAttributes: keyAttributes, groups: groups, reading: contents) {
+                if let key = try key(
+                    for: certificate, query, keyAttributes: keyAttributes, groups: groups, reading: contents, in: items)
+                {
                     found.append(FoundItem(identityCertificate: certificate, key: key))
                 }
             }
@@ -333,38 +345,40 @@ public final class KeychainService: Sendable {
         return MatchResult(items: found, next: cursor.map { PageCursor(after: $0, remaining: nil) })
     }
 
-    private func allIdentities(_ query: ItemQuery, groups: [String]) throws -> [FoundItem] {
+    private func allIdentities(_ query: ItemQuery, groups: [String], in items: any ItemOperations) throws -> [FoundItem] {
         var all: [FoundItem] = []
         var paged = query
         paged.cursor = nil
         while true {
-            let page = try findIdentities(paged, groups: groups, take: pageSize, reading: .attributes)
+            let page = try findIdentities(paged, groups: groups, take: pageSize, reading: .attributes, in: items)
             all += page.items
             guard let next = page.next else { return all }
             paged.cursor = next
         }
     }
 
-    /// Updates each matched identity's certificate and key with the attributes each class has.
-    /// Not one transaction across identities (the store updates one filter at a time).
+    /// Updates each matched identity's certificate and key with the attributes each class has,
+    /// all in one transaction.
     private func updateIdentities(_ query: ItemQuery, _ update: ItemUpdate, groups: [String], now: Date) throws -> Int {
-        let identities = try allIdentities(query, groups: groups)
-        guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
         let certificateChanges = update.attributes.filter { $0.key.belongs(to: .certificate) }
         let keyChanges = update.attributes.filter { $0.key.belongs(to: .key) && $0.key != .applicationLabel && $0.key != .keyClass }
-        for identity in identities {
-            if !certificateChanges.isEmpty {
-                _ = try store.update(
-                    ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef),
-                    with: ItemChanges(attributes: certificateChanges.mapValues { Optional($0) }, modificationDate: now))
+        return try store.transaction { transaction in
+            let identities = try allIdentities(query, groups: groups, in: transaction)
+            guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
+            for identity in identities {
+                if !certificateChanges.isEmpty {
+                    _ = try transaction.update(
+                        ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef),
+                        with: ItemChanges(attributes: certificateChanges.mapValues { Optional($0) }, modificationDate: now))
+                }
+                if !keyChanges.isEmpty, let key = identity.key {
+                    _ = try transaction.update(
+                        ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: key.persistentRef),
+                        with: ItemChanges(attributes: keyChanges.mapValues { Optional($0) }, modificationDate: now))
+                }
             }
-            if !keyChanges.isEmpty, let key = identity.key {
-                _ = try store.update(
-                    ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: key.persistentRef),
-                    with: ItemChanges(attributes: keyChanges.mapValues { Optional($0) }, modificationDate: now))
-            }
+            return identities.count
         }
-        return identities.count
     }
 }
 

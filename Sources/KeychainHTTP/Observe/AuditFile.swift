@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeychainCore
+import KeychainConcurrency
 
 /// The audit log's file: JSON lines appended with one `write(2)` each, serialized across
 /// libmicrohttpd's worker threads by a mutex, created 0600.

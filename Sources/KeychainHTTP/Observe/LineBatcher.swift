@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import KeychainCore
+import KeychainConcurrency
 
 /// Log lines handed over by request threads and written by one background thread, in the order
 /// they were appended, many per `write(2)`.

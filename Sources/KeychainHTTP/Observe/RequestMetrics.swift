@@ -1,4 +1,4 @@
-import KeychainCore
+import KeychainConcurrency
 
 /// The request families of `/metrics`, counted by `KeychainApplication` for every request:
 /// `keychaind_http_requests_total{route,method,status}` and the latency histogram

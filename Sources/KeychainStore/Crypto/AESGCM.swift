@@ -3,6 +3,7 @@ import Glibc
 #endif
 internal import COpenSSL
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 
 /// AES-256-GCM with 96-bit nonces and 128-bit tags over OpenSSL EVP.
@@ -13,7 +14,7 @@ import KeychainCore
 /// (writes) has one context; opening runs on every read, by all of libmicrohttpd's worker
 /// threads at once, so it has one context per processor (see `withOpener`). Every context is
 /// freed, and so cleansed, when the object is released.
-final class AESGCM: Sendable {
+package final class AESGCM: Sendable {
     static let keySize = 32
     static let nonceSize = 12
     static let tagSize = 16
@@ -23,7 +24,7 @@ final class AESGCM: Sendable {
     private let sealer: PThreadLocked<CipherContext>
     private let openers: [PThreadLocked<CipherContext>]
 
-    init(key: SecretBytes) throws {
+    package init(key: SecretBytes) throws {
         guard key.count == Self.keySize else { throw CryptoError.invalidInput("key must be 32 bytes") }
         sealer = PThreadLocked(try CipherContext(key: key, encrypt: true))
         let openerCount = min(max(ProcessInfo.processInfo.activeProcessorCount, 1), Self.maxOpeners)

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainConcurrency
 import KeychainCore
 import Logging
 import Synchronization
@@ -12,6 +13,8 @@ import Synchronization
 /// random 96-bit nonces, with margin); older terms keep opening what they sealed. The count is
 /// persisted in the same transaction as the secrets it counts. In memory it never goes down
 /// (a rolled-back transaction still counts), so it may only over-count.
+///
+/// The key logic only: the rows are read and written by `KeyringTable`.
 public final class Keyring: Sendable {
     public static let defaultRotationThreshold: UInt64 = UInt64(0.9 * 4_294_967_296.0)
     static let checkLabel = Array("keychaind keyring check value v1".utf8)
@@ -40,13 +43,13 @@ public final class Keyring: Sendable {
     /// Held shared by every operation that uses a key (`withKeys`), exclusively by `lock()` and
     /// `unlock(masterKey:)`: when `lock()` returns, no operation holds a key any more.
     private let gate = ReadersWriterLock()
-    private let pool: ConnectionPool
+    private let table: KeyringTable
     private let logger: Logger
     public let rotationThreshold: UInt64
 
     private init(state: State, pool: ConnectionPool, threshold: UInt64, logger: Logger) {
         self.state = PThreadLocked(state)
-        self.pool = pool
+        self.table = KeyringTable(pool: pool)
         self.rotationThreshold = threshold
         self.logger = logger
     }
@@ -92,16 +95,8 @@ public final class Keyring: Sendable {
     ) throws -> Keyring {
         let kek = try AESGCM(key: masterKey)
         let dataKey = try SecureRandom.key()
-        try pool.write { db in
-            try db.transaction {
-                try db.execute(
-                    "INSERT INTO keyring_check (id, check_value) VALUES (1, ?)",
-                    [.blob(checkValue(masterKey))])
-                try db.execute(
-                    "INSERT INTO keyring (term, wrapped_key, created, encryptions) VALUES (1, ?, ?, 0)",
-                    [.blob(wrap(dataKey, term: 1, kek: kek)), .integer(Date().millisecondsSince1970)])
-            }
-        }
+        try KeyringTable(pool: pool).create(
+            checkValue: checkValue(masterKey), firstWrappedKey: wrap(dataKey, term: 1, kek: kek))
         let keys = Keys(masterKey: masterKey, terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))])
         let state = State(keys: keys, termNumbers: [1], current: 1, currentEncryptions: 0)
         return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
@@ -112,13 +107,9 @@ public final class Keyring: Sendable {
     static func locked(
         pool: ConnectionPool, threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
-        let rows = try pool.read { db in
-            try db.query("SELECT term, encryptions FROM keyring ORDER BY term") {
-                (UInt32(truncatingIfNeeded: $0.int64(0)), UInt64(max(0, $0.int64(1))))
-            }
-        }
+        let rows = try KeyringTable(pool: pool).termCounts()
         guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
-        let state = State(keys: nil, termNumbers: rows.map(\.0), current: last.0, currentEncryptions: last.1)
+        let state = State(keys: nil, termNumbers: rows.map(\.term), current: last.term, currentEncryptions: last.encryptions)
         return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
     }
 
@@ -132,11 +123,6 @@ public final class Keyring: Sendable {
         return keyring
     }
 
-    /// The key check value stored in the database, nil when there is none.
-    static func storedCheckValue(pool: ConnectionPool) throws -> [UInt8]? {
-        try pool.read { db in try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first }
-    }
-
     /// Loads every data key with `masterKey`, waiting for nothing but a concurrent `lock()`.
     /// `authFailed` (and still locked) when `masterKey` does not match the key check value,
     /// `decode` when a wrapped key fails authentication. A no-op when already unlocked.
@@ -144,35 +130,28 @@ public final class Keyring: Sendable {
         try gate.withWriteLock {
             if !isLocked { return }
             let kek = try AESGCM(key: masterKey)
-            let (check, rows) = try pool.write { db in
-                try db.read {
-                    let check = try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first
-                    let rows = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
-                        (UInt32(truncatingIfNeeded: $0.int64(0)), $0.blob(1), UInt64(max(0, $0.int64(2))))
-                    }
-                    return (check, rows)
-                }
-            }
+            let (check, rows) = try table.load()
             guard let check else { throw KeychainError.decode("the keyring has no key check value") }
             guard constantTimeEqual(check, Self.checkValue(masterKey)) else {
                 throw KeychainError.authFailed("the master key does not open this keyring")
             }
             guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
             var terms: [UInt32: Term] = [:]
-            for (term, wrapped, _) in rows {
+            for row in rows {
                 do {
-                    let key = try Self.unwrap(wrapped, term: term, kek: kek)
-                    terms[term] = Term(key: key, cipher: try AESGCM(key: key))
+                    let key = try Self.unwrap(row.wrappedKey, term: row.term, kek: kek)
+                    terms[row.term] = Term(key: key, cipher: try AESGCM(key: key))
                 } catch {
-                    logger.error("keyring term fails authentication", metadata: ["term": "\(term)"])
-                    throw KeychainError.decode("keyring term \(term) is damaged")
+                    logger.error("keyring term fails authentication", metadata: ["term": "\(row.term)"])
+                    throw KeychainError.decode("keyring term \(row.term) is damaged")
                 }
             }
             state.withLock { state in
                 // The in-memory count never goes down (it may only over-count).
-                let encryptions = state.current == last.0 ? max(state.currentEncryptions, last.2) : last.2
+                let encryptions =
+                    state.current == last.term ? max(state.currentEncryptions, last.encryptions) : last.encryptions
                 state = State(
-                    keys: Keys(masterKey: masterKey, terms: terms), termNumbers: rows.map(\.0), current: last.0,
+                    keys: Keys(masterKey: masterKey, terms: terms), termNumbers: rows.map(\.term), current: last.term,
                     currentEncryptions: encryptions)
             }
         }
@@ -230,9 +209,34 @@ public final class Keyring: Sendable {
 
     // MARK: Sealing and opening
 
+    /// Runs `body` in a write transaction on `db` (the writer connection) in which secrets may be
+    /// sealed: a term `prepareForSealing` starts in it is committed with the secrets sealed under
+    /// it, and forgotten again when the transaction rolls back.
+    func transaction<T>(on db: SQLiteConnection, _ body: () throws -> T) throws -> T {
+        let newest = state.withLock { $0.termNumbers.last ?? $0.current }
+        do {
+            return try db.transaction(body)
+        } catch {
+            forgetTerms(after: newest)
+            throw error
+        }
+    }
+
+    /// Drops the terms after `term`, started by a transaction that rolled back (no secret sealed
+    /// under them was stored). `term` is current again, counted as full, so that the next secret
+    /// starts a new term once more: the count may only over-count.
+    private func forgetTerms(after term: UInt32) {
+        state.withLock { state in
+            guard state.current > term else { return }
+            for dropped in state.termNumbers where dropped > term { state.keys?.terms[dropped] = nil }
+            state.termNumbers.removeAll { $0 > term }
+            state.current = term
+            state.currentEncryptions = max(state.currentEncryptions, rotationThreshold)
+        }
+    }
+
     /// Starts a new term first when sealing `count` more secrets would pass the threshold. Call
-    /// on the writer connection before opening the write transaction (the new term is committed
-    /// on its own, so a rolled-back write never loses it).
+    /// inside `transaction(on:)`, before sealing them.
     func prepareForSealing(_ count: Int, on db: SQLiteConnection) throws {
         guard count > 0 else { return }
         let needsTerm = state.withLock { $0.currentEncryptions + UInt64(count) > rotationThreshold }
@@ -248,9 +252,7 @@ public final class Keyring: Sendable {
             return (state.current, cipher, state.currentEncryptions)
         }
         let box = try SealedBox.seal(secret, term: term, cipher: cipher, binding: binding)
-        try db.execute(
-            "UPDATE keyring SET encryptions = max(encryptions, ?) WHERE term = ?",
-            [.integer(Int64(count)), .integer(Int64(term))])
+        try KeyringTable.recordEncryptions(count, term: term, on: db)
         return box
     }
 
@@ -290,21 +292,20 @@ public final class Keyring: Sendable {
     /// `interactionNotAllowed` when locked.
     @discardableResult
     public func rotate() throws -> UInt32 {
-        try StoreErrors.map { try withKeys { try pool.write { db in try startTerm(on: db) } } }
+        try StoreErrors.map {
+            try withKeys { try table.pool.write { db in try transaction(on: db) { try startTerm(on: db) } } }
+        }
     }
 
+    /// Writes a new term in the write transaction open on `db` and makes it current.
+    @discardableResult
     private func startTerm(on db: SQLiteConnection) throws -> UInt32 {
         let (next, kek) = try state.withLock { state in
             guard let keys = state.keys else { throw Self.lockedError }
             return ((state.termNumbers.last ?? state.current) + 1, try AESGCM(key: keys.masterKey))
         }
         let dataKey = try SecureRandom.key()
-        try db.transaction {
-            try db.execute(
-                "INSERT INTO keyring (term, wrapped_key, created, encryptions) VALUES (?, ?, ?, 0)",
-                [.integer(Int64(next)), .blob(Self.wrap(dataKey, term: next, kek: kek)),
-                 .integer(Date().millisecondsSince1970)])
-        }
+        try KeyringTable.insertTerm(next, wrappedKey: Self.wrap(dataKey, term: next, kek: kek), on: db)
         let cipher = try AESGCM(key: dataKey)
         state.withLock { state in
             state.keys?.terms[next] = Term(key: dataKey, cipher: cipher)
@@ -321,27 +322,22 @@ public final class Keyring: Sendable {
     /// the vault must be opened with the new master key (write it with `MasterKeyFile.write`).
     /// Prefer `Vault.rekey()`, which also replaces the key file crash-safely.
     public func rewrap(under newMasterKey: SecretBytes) throws {
-        try StoreErrors.map { try withKeys { try rewrapHoldingKeys(under: newMasterKey) } }
+        _ = try StoreErrors.map { try withKeys { try rewrapHoldingKeys(under: newMasterKey) } }
     }
 
     /// `rewrap(under:)` for a caller already inside `withKeys`; returns how many keys it re-wrapped.
     @discardableResult
     func rewrapHoldingKeys(under newMasterKey: SecretBytes) throws -> Int {
         let newKEK = try AESGCM(key: newMasterKey)
-        let count = try pool.write { db in
+        // On the writer throughout, so that no term is started between the snapshot of the terms
+        // and the new master key taking over.
+        let count = try table.pool.write { db in
             let terms = try state.withLock { state in
                 guard let keys = state.keys else { throw Self.lockedError }
                 return keys.terms.mapValues(\.key)
             }
-            try db.transaction {
-                for (term, key) in terms {
-                    try db.execute(
-                        "UPDATE keyring SET wrapped_key = ? WHERE term = ?",
-                        [.blob(Self.wrap(key, term: term, kek: newKEK)), .integer(Int64(term))])
-                }
-                try db.execute(
-                    "UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(Self.checkValue(newMasterKey))])
-            }
+            let wrapped = try terms.map { term, key in (term: term, wrappedKey: try Self.wrap(key, term: term, kek: newKEK)) }
+            try db.transaction { try KeyringTable.rewrap(wrapped, checkValue: Self.checkValue(newMasterKey), on: db) }
             state.withLock { $0.keys?.masterKey = newMasterKey }
             return terms.count
         }

@@ -2,10 +2,17 @@ import KeychainCore
 
 /// What a sealed secret is bound to: its class, persistent reference and access group. Moving a
 /// box to another row (or changing the row's group without re-sealing) makes it fail to open.
-struct SealBinding: Equatable {
+/// `package`, like `SealedBox` and `AESGCM`, for StorageBench's crypto loop.
+package struct SealBinding: Equatable {
     let itemClass: ItemClass
     let persistentRef: PersistentRef
     let accessGroup: String
+
+    package init(itemClass: ItemClass, persistentRef: PersistentRef, accessGroup: String) {
+        self.itemClass = itemClass
+        self.persistentRef = persistentRef
+        self.accessGroup = accessGroup
+    }
 }
 
 /// The stored form of an item's secret:
@@ -14,7 +21,7 @@ struct SealBinding: Equatable {
 /// The AAD is `"keychaind.item" | version | term | class code | persistentRef | access group`,
 /// each variable field prefixed with its UInt32 big-endian length, so no two bindings share
 /// an encoding.
-enum SealedBox {
+package enum SealedBox {
     static let version: UInt8 = 1
     static let headerSize = 1 + 4 + AESGCM.nonceSize
     static let overhead = headerSize + AESGCM.tagSize
@@ -52,7 +59,7 @@ enum SealedBox {
         }
     }
 
-    static func seal(_ secret: SecretBytes, term: UInt32, cipher: AESGCM, binding: SealBinding) throws -> [UInt8] {
+    package static func seal(_ secret: SecretBytes, term: UInt32, cipher: AESGCM, binding: SealBinding) throws -> [UInt8] {
         var box: [UInt8] = []
         box.reserveCapacity(overhead + secret.count)
         box.append(version)
@@ -75,7 +82,7 @@ enum SealedBox {
         return (box[0], term)
     }
 
-    static func open(_ box: [UInt8], cipher: AESGCM, binding: SealBinding) throws -> SecretBytes {
+    package static func open(_ box: [UInt8], cipher: AESGCM, binding: SealBinding) throws -> SecretBytes {
         let (version, term) = try header(of: box)
         return try withAAD(version: version, term: term, binding: binding) { aad in
             try box.withUnsafeBytes { raw in

@@ -1,3 +1,4 @@
+import KeychainConcurrency
 import KeychainCore
 import Synchronization
 

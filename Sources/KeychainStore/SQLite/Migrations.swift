@@ -8,9 +8,14 @@ enum Migrations {
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }
 
+    /// The schema version of the database on `connection` (0: none yet).
+    static func version(of connection: SQLiteConnection) throws -> Int64 {
+        try connection.scalarInt("PRAGMA user_version") ?? 0
+    }
+
     /// Applies the migrations the database lacks. Throws when the database is newer than this build.
     static func apply(on connection: SQLiteConnection) throws {
-        let current = try connection.scalarInt("PRAGMA user_version") ?? 0
+        let current = try version(of: connection)
         if current > latestVersion {
             throw SQLiteError(
                 code: 1, message: "database schema version \(current) is newer than this keychaind (\(latestVersion))")

@@ -1,13 +1,13 @@
 import Foundation
 import KeychainCore
-import Logging
+import KeychainStore
 
-/// Hooks for `StorageBench` (not for the server): the crypto loop and a vault opened with a
-/// chosen number of reader connections.
-public enum StorageBenchmarkSupport {
+/// The crypto loop: secrets sealed and opened as the store does it, through the `package` parts of
+/// KeychainStore's Crypto/ (nothing of this is in the server).
+enum SealingBench {
     /// Seals and opens `size`-byte secrets (as item secrets are: fresh nonce, AAD binding) for
     /// `seconds`; returns seal+open pairs per second.
-    public static func sealOpenPerSecond(size: Int, seconds: Double) throws -> Double {
+    static func sealOpenPerSecond(size: Int, seconds: Double) throws -> Double {
         let (cipher, secret, binding) = try sealingFixture(size: size)
         return try perSecond(for: seconds) {
             let box = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding)
@@ -16,7 +16,7 @@ public enum StorageBenchmarkSupport {
     }
 
     /// Seals only (no open, so no `SecretBytes` allocation) for `seconds`; seals per second.
-    public static func sealPerSecond(size: Int, seconds: Double) throws -> Double {
+    static func sealPerSecond(size: Int, seconds: Double) throws -> Double {
         let (cipher, secret, binding) = try sealingFixture(size: size)
         return try perSecond(for: seconds) { _ = try SealedBox.seal(secret, term: 1, cipher: cipher, binding: binding) }
     }

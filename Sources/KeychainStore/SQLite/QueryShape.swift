@@ -48,7 +48,7 @@ struct FilterShape: Hashable {
         for group in filter.accessGroups { values.append(.text(group)) }
         if let ref = filter.persistentRef { values.append(.text(ref.rawValue)) }
         for comparison in comparisons {
-            values.append(SQLiteItemStore.sqlValue(filter.equal[comparison.attribute]!))
+            values.append(ItemTable.sqlValue(filter.equal[comparison.attribute]!))
         }
         return values
     }
@@ -79,7 +79,7 @@ struct FindShape: Hashable {
     }
 
     var sql: String {
-        var sql = "SELECT \(SQLiteItemStore.columnsByClass[filter.itemClass]!.selectList(contents)) FROM items WHERE "
+        var sql = "SELECT \(ItemTable.columnsByClass[filter.itemClass]!.selectList(contents)) FROM items WHERE "
         sql += filter.whereClause
         if atSequence { return sql + " AND seq = ?" }
         if afterCursor { sql += " AND seq > ?" }

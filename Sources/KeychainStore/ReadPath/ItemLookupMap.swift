@@ -1,3 +1,4 @@
+import KeychainConcurrency
 import KeychainCore
 import Synchronization
 
@@ -101,7 +102,7 @@ final class ItemLookupMap: Sendable {
     }
 
     /// Removes `seq` from under `key`; for rows whose deletion or change of key has committed.
-    func remove(_ rows: [Entry]) {
+    func remove(_ rows: some Collection<Entry>) {
         guard !rows.isEmpty else { return }
         table.withLock { table in
             guard table.usable else { return }

@@ -3,12 +3,12 @@
 /// (reads spread over a large vault) then pass without filling the cache and pushing out what
 /// comes back; a thing asked for again (a service's token fetch) is kept from its second miss.
 /// A collision only delays or hastens keeping something; it never changes what a cache answers.
-public struct Doorkeeper: Sendable {
+struct Doorkeeper: Sendable {
     private var recentMisses: [Int]
     private let mask: Int
 
     /// At least `slots` slots (rounded up to a power of two).
-    public init(slots: Int) {
+    init(slots: Int) {
         var count = 1
         while count < slots { count <<= 1 }
         recentMisses = [Int](repeating: 0, count: count)
@@ -16,7 +16,7 @@ public struct Doorkeeper: Sendable {
     }
 
     /// Whether what hashes to `hash` missed last time in its slot; if not, notes this miss.
-    public mutating func admits(_ hash: Int) -> Bool {
+    mutating func admits(_ hash: Int) -> Bool {
         let slot = hash & mask
         if recentMisses[slot] == hash { return true }
         recentMisses[slot] = hash

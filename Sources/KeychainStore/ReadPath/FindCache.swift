@@ -1,3 +1,4 @@
+import KeychainConcurrency
 import KeychainCore
 
 /// The rows of recent finds, as the database gave them: attributes, and secrets still **sealed**

@@ -1,5 +1,5 @@
-import KeychainCore
 import Testing
+@testable import KeychainStore
 
 struct DoorkeeperTests {
     /// What `admits` answers for each hash in turn.

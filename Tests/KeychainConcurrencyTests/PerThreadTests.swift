@@ -1,5 +1,5 @@
 import Foundation
-import KeychainCore
+import KeychainConcurrency
 import Testing
 
 struct PerThreadTests {

@@ -1,0 +1,76 @@
+import KeychainCore
+
+/// How a find reads, from the SQLite store (through its find cache) or inside a transaction (on
+/// the writer, past the cache): its rows, through the lookup map when the filter names every
+/// lookup attribute, else through the lookup index; then its page, the secrets opened.
+enum ItemReader {
+    /// The rows a find selects, secrets still sealed, one more than its limit (to know whether a
+    /// next page exists).
+    static func rows(for key: FindCache.Key, lookups: ItemLookupMap, on db: SQLiteConnection) throws -> [FindCache.Row] {
+        if let lookupKey = ItemTable.lookupKey(of: key.filter), let candidates = lookups.candidates(for: lookupKey) {
+            return try rows(for: key, at: candidates, on: db)
+        }
+        let shape = FindShape(key)
+        let reader = RowReader(key)
+        return try db.query(shape, shape.values(of: key), row: reader.row)
+    }
+
+    /// The same rows read by `seq` from the lookup map's `candidates` (ascending): those after the
+    /// cursor that match the filter, up to one more than the limit.
+    private static func rows(for key: FindCache.Key, at candidates: [Int64], on db: SQLiteConnection) throws
+        -> [FindCache.Row]
+    {
+        let shape = FindShape(key, atSequence: true)
+        let reader = RowReader(key)
+        let wanted = key.limit.map { max(0, $0) + 1 } ?? .max
+        let after = key.after?.afterSequence ?? 0
+        var rows: [FindCache.Row] = []
+        for seq in candidates where seq > after {
+            guard rows.count < wanted else { break }
+            rows += try db.query(shape, shape.values(of: key, at: seq), row: reader.row)
+        }
+        return rows
+    }
+
+    /// The answer of a find from its rows: at most `limit` items, each with its secret opened.
+    static func page(of rows: [FindCache.Row], limit: Int?, keyring: Keyring) throws -> ItemPage {
+        var page = rows
+        var next: ItemCursor?
+        if let limit, rows.count > max(0, limit) {
+            page = Array(rows.prefix(max(0, limit)))
+            next = page.last.map { ItemCursor(afterSequence: $0.seq) }
+        }
+        let items = try page.map { row -> Item in
+            var item = row.item
+            if let box = row.sealedSecret {
+                let binding = SealBinding(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: row.accessGroup)
+                item.secret = try keyring.open(box, binding: binding)
+            }
+            return item
+        }
+        return ItemPage(items: items, next: next)
+    }
+
+    /// Makes a find's rows from the columns its `FindShape` selects.
+    private struct RowReader {
+        let decoded: [Attribute]
+        let readsAttributes: Bool
+        let readsSecret: Bool
+        let secretColumn: Int32
+
+        init(_ key: FindCache.Key) {
+            let columns = ItemTable.columnsByClass[key.filter.itemClass]!
+            readsAttributes = key.contents.contains(.attributes)
+            readsSecret = key.contents.contains(.secret)
+            decoded = readsAttributes ? columns.attributes : []
+            secretColumn = columns.secretColumn(key.contents)
+        }
+
+        func row(_ row: SQLiteStatement) throws -> FindCache.Row {
+            FindCache.Row(
+                seq: row.int64(0), item: try ItemTable.item(from: row, columns: decoded),
+                sealedSecret: readsSecret && !row.isNull(secretColumn) ? row.blob(secretColumn) : nil,
+                accessGroup: readsSecret && !readsAttributes ? row.text(ItemTable.firstAttributeColumn) : nil)
+        }
+    }
+}

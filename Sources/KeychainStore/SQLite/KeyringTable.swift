@@ -1,0 +1,93 @@
+import Foundation
+import KeychainCore
+
+/// The keyring's tables: `keyring`, one row per term (its data key wrapped under the master key,
+/// when it was made, how many secrets it has sealed), and `keyring_check`, the key check value.
+/// Holds no key: `Keyring` wraps and unwraps, this reads and writes the rows.
+struct KeyringTable: Sendable {
+    /// A term's row.
+    struct StoredTerm {
+        let term: UInt32
+        let wrappedKey: [UInt8]
+        let encryptions: UInt64
+    }
+
+    let pool: ConnectionPool
+
+    /// Writes the key check value and term 1 into an empty database, in one transaction.
+    func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws {
+        try pool.write { db in
+            try db.transaction {
+                try db.execute("INSERT INTO keyring_check (id, check_value) VALUES (1, ?)", [.blob(checkValue)])
+                try Self.insertTerm(1, wrappedKey: firstWrappedKey, on: db)
+            }
+        }
+    }
+
+    /// Every term and how many secrets it has sealed, ascending; no key material.
+    func termCounts() throws -> [(term: UInt32, encryptions: UInt64)] {
+        try pool.read { db in
+            try db.query("SELECT term, encryptions FROM keyring ORDER BY term") {
+                (UInt32(truncatingIfNeeded: $0.int64(0)), UInt64(max(0, $0.int64(1))))
+            }
+        }
+    }
+
+    /// The stored key check value, nil when there is none.
+    func checkValue() throws -> [UInt8]? {
+        try pool.read { db in try Self.checkValue(on: db) }
+    }
+
+    /// The key check value and every term, ascending, read in one snapshot on the writer (so that
+    /// no write can come between them).
+    func load() throws -> (checkValue: [UInt8]?, terms: [StoredTerm]) {
+        try pool.write { db in
+            try db.read {
+                let check = try Self.checkValue(on: db)
+                let terms = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
+                    StoredTerm(
+                        term: UInt32(truncatingIfNeeded: $0.int64(0)), wrappedKey: $0.blob(1),
+                        encryptions: UInt64(max(0, $0.int64(2))))
+                }
+                return (check, terms)
+            }
+        }
+    }
+
+    // MARK: Inside a caller's transaction
+
+    /// The key check value on `db`, nil when there is none.
+    static func checkValue(on db: SQLiteConnection) throws -> [UInt8]? {
+        try db.query("SELECT check_value FROM keyring_check WHERE id = 1") { $0.blob(0) }.first
+    }
+
+    /// How many terms the keyring on `db` holds.
+    static func termCount(on db: SQLiteConnection) throws -> Int {
+        Int(try db.scalarInt("SELECT count(*) FROM keyring") ?? 0)
+    }
+
+    /// Adds a term, made now, that has sealed nothing yet; inside a write transaction on `db`.
+    static func insertTerm(_ term: UInt32, wrappedKey: [UInt8], on db: SQLiteConnection) throws {
+        try db.execute(
+            "INSERT INTO keyring (term, wrapped_key, created, encryptions) VALUES (?, ?, ?, 0)",
+            [.integer(Int64(term)), .blob(wrappedKey), .integer(Date().millisecondsSince1970)])
+    }
+
+    /// Replaces the terms' wrapped keys and the key check value; inside a write transaction on `db`.
+    static func rewrap(_ wrappedKeys: [(term: UInt32, wrappedKey: [UInt8])], checkValue: [UInt8], on db: SQLiteConnection)
+        throws
+    {
+        for (term, wrapped) in wrappedKeys {
+            try db.execute("UPDATE keyring SET wrapped_key = ? WHERE term = ?", [.blob(wrapped), .integer(Int64(term))])
+        }
+        try db.execute("UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(checkValue)])
+    }
+
+    /// Records that `term` has sealed `count` secrets (the count never goes down); inside the
+    /// write transaction on `db` that stores them.
+    static func recordEncryptions(_ count: UInt64, term: UInt32, on db: SQLiteConnection) throws {
+        try db.execute(
+            "UPDATE keyring SET encryptions = max(encryptions, ?) WHERE term = ?",
+            [.integer(Int64(count)), .integer(Int64(term))])
+    }
+}

@@ -1,0 +1,127 @@
+import KeychainCore
+
+/// The operations of one `SQLiteItemStore.transaction`, on the writer connection inside its open
+/// write transaction: secrets sealed with the keyring (AES-256-GCM, bound to the item's class,
+/// persistent reference and access group), the lookup map kept a superset of the rows.
+///
+/// A row is listed in the lookup map when it is written (before any reader can see it) and
+/// unlisted only once the transaction has committed (`unlisted`), unless a later write in it
+/// listed it again under the same key and `seq` (SQLite numbers a row after the largest left, so
+/// a row added after the newest was deleted takes its `seq`). A rolled-back transaction unlists
+/// nothing: what it listed stays, costing a find one read by `seq`.
+final class SQLiteItemTransaction: ItemOperations {
+    private let db: SQLiteConnection
+    private let keyring: Keyring
+    private let lookups: ItemLookupMap
+    /// Rows deleted or re-keyed: removed from under these keys once the transaction commits.
+    private(set) var unlisted: Set<ItemLookupMap.Entry> = []
+    /// The first error an operation threw: the transaction then commits nothing.
+    private(set) var failure: KeychainError?
+
+    init(db: SQLiteConnection, keyring: Keyring, lookups: ItemLookupMap) {
+        self.db = db
+        self.keyring = keyring
+        self.lookups = lookups
+    }
+
+    /// Uniqueness is enforced by the database (a partial UNIQUE index per class over the primary
+    /// key with Apple's defaults), so two concurrent adds cannot both succeed.
+    func add(_ items: [Item]) throws {
+        try run {
+            try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
+            for item in items {
+                let sealed = try item.secret.map { try keyring.seal($0, binding: Self.binding(of: item), on: db) }
+                let seq = try ItemTable.insert(item, sealedSecret: sealed, on: db)
+                list(ItemLookupMap.Entry(key: ItemTable.lookupKey(of: item), seq: seq))
+            }
+        }
+    }
+
+    /// Reads on the writer, past the find cache, so it sees this transaction's writes.
+    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
+        -> ItemPage
+    {
+        try run {
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents)
+            return try ItemReader.page(
+                of: ItemReader.rows(for: key, lookups: lookups, on: db), limit: limit, keyring: keyring)
+        }
+    }
+
+    func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
+        try run {
+            // The group the secrets will be bound to after the update (as `Item.accessGroup` reads it).
+            let newGroup: String? = changes.attributes[.accessGroup].map { value in
+                if case .string(let group)? = value { return group }
+                return ""
+            }
+            let changedAttributes = ItemTable.columnsByClass[filter.itemClass]!.attributes
+                .filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
+                .map { ($0, changes.attributes[$0]!) }
+            let lead = Schema.leadingLookup(of: filter.itemClass)
+            let rekeys = lead.contains { changes.attributes.keys.contains($0) }
+            try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
+            let rows = try ItemTable.rowsToUpdate(filter, on: db)
+            for row in rows {
+                if rekeys {
+                    // Listed under the new key now, unlisted from under the old one on commit.
+                    let newValues = zip(lead, row.lookupValues).map { attribute, old in
+                        changes.attributes[attribute].map { $0.map(ItemTable.sqlValue) ?? .null } ?? old
+                    }
+                    let oldKey = ItemLookupMap.Key(filter.itemClass, row.lookupValues)
+                    let newKey = ItemLookupMap.Key(filter.itemClass, newValues)
+                    if newKey != oldKey {
+                        list(ItemLookupMap.Entry(key: newKey, seq: row.seq))
+                        unlisted.insert(ItemLookupMap.Entry(key: oldKey, seq: row.seq))
+                    }
+                }
+                guard let ref = PersistentRef(row.persistentRef) else { throw KeychainError.decode("bad persistent reference") }
+                // Strictly later than the previous modification date.
+                var millis = changes.modificationDate.millisecondsSince1970
+                if let old = row.modificationDate, millis <= old { millis = old + 1 }
+                let group = newGroup ?? row.accessGroup
+                let binding = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: group)
+                var sealed: [UInt8]?
+                if let secret = changes.secret {
+                    sealed = try keyring.seal(secret, binding: binding, on: db)
+                } else if group != row.accessGroup, let box = row.sealedSecret {
+                    // The secret is bound to its group: re-seal it under the new binding.
+                    let old = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: row.accessGroup)
+                    sealed = try keyring.seal(try keyring.open(box, binding: old), binding: binding, on: db)
+                }
+                try ItemTable.update(
+                    row.seq, attributes: changedAttributes, modificationDate: millis, sealedSecret: sealed, on: db)
+            }
+            return rows.count
+        }
+    }
+
+    func delete(_ filter: ItemFilter) throws -> Int {
+        try run {
+            let deleted = try ItemTable.delete(filter, on: db)
+            unlisted.formUnion(deleted)
+            return deleted.count
+        }
+    }
+
+    /// Runs one operation, or throws the error that already doomed the transaction.
+    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T {
+        if let failure { throw failure }
+        do {
+            return try StoreErrors.map(operation)
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Lists a row written in this transaction (again, if it was unlisted earlier in it).
+    private func list(_ entry: ItemLookupMap.Entry) {
+        lookups.add(entry.key, seq: entry.seq)
+        if !unlisted.isEmpty { unlisted.remove(entry) }
+    }
+
+    static func binding(of item: Item) -> SealBinding {
+        SealBinding(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: item.accessGroup)
+    }
+}
