@@ -17,6 +17,13 @@ public struct JSONWriter {
         bytes.reserveCapacity(capacity)
     }
 
+    /// The bytes of one object whose members `members` writes: an answer or a request body.
+    public static func object(capacity: Int = 128, _ members: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: capacity)
+        writer.object(members)
+        return writer.bytes
+    }
+
     public mutating func object(_ members: (inout JSONWriter) -> Void) {
         open(UInt8(ascii: "{"))
         members(&self)
@@ -58,6 +65,19 @@ public struct JSONWriter {
         separate()
         JSONValue.writeString(utf8: value, to: &bytes)
         afterValue = true
+    }
+
+    /// Bytes as a string of standard padded base64 (which never needs escaping).
+    public mutating func base64(_ value: UnsafeRawBufferPointer) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        Base64.append(value, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        afterValue = true
+    }
+
+    public mutating func base64(_ value: [UInt8]) {
+        value.withUnsafeBytes { base64($0) }
     }
 
     /// A date as the answers spell it: RFC 3339, UTC, milliseconds.
@@ -102,6 +122,38 @@ public struct JSONWriter {
         separate()
         bytes.append(contentsOf: "null".utf8)
         afterValue = true
+    }
+
+    /// A member whose name is known when the code is written, and its value.
+    public mutating func member(_ name: StaticString, _ value: String) {
+        key(name)
+        string(value)
+    }
+
+    public mutating func member(_ name: StaticString, _ value: Int64) {
+        key(name)
+        integer(value)
+    }
+
+    public mutating func member(_ name: StaticString, _ value: Int) {
+        member(name, Int64(value))
+    }
+
+    public mutating func member(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+
+    /// The value, or `null`.
+    public mutating func member(_ name: StaticString, _ value: String?) {
+        key(name)
+        if let value { string(value) } else { null() }
+    }
+
+    /// The date as answers spell it, or `null`.
+    public mutating func member(_ name: StaticString, _ value: Date?) {
+        key(name)
+        if let value { date(value) } else { null() }
     }
 
     /// Any JSON value, members in their order.

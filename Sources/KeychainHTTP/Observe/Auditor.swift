@@ -97,7 +97,7 @@ public final class Auditor: Sendable {
             case "class": className = value
             case "persistentRef":
                 subject.persistentRef = PersistentRef(value) != nil ? value : nil
-            case "name" where NewClientRequest.isValidName(value):
+            case "name" where Client.isValidName(value):
                 subject.parameters.append((name, value))
             default:
                 subject.parameters.append((name, tag(name, Self.raw(value))))
@@ -113,13 +113,12 @@ public final class Auditor: Sendable {
             return subject
         }
         subject.itemClass = itemClass.rawValue
+        let body = { (try? request.jsonBody()).map { AttributeArgument.arguments(of: itemClass, in: $0) } ?? [] }
         if request.method == .post {
-            subject.attributes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+            subject.attributes = tags(body())
         } else {
-            subject.attributes = attributeTags(itemClass, request.queryFields)
-            if request.method == .patch {
-                subject.changes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
-            }
+            subject.attributes = tags(AttributeArgument.arguments(of: itemClass, in: request.queryItems))
+            if request.method == .patch { subject.changes = tags(body()) }
         }
         return subject
     }
@@ -217,11 +216,14 @@ public final class Auditor: Sendable {
 
     // MARK: - HMAC tags
 
-    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, String)] {
-        fields.compactMap { field in
-            guard let attribute = Attribute.named(field.name), attribute.belongs(to: itemClass) else { return nil }
-            let canonical = (try? attribute.parse(field.value)).map(Self.canonical) ?? Self.raw(field.value)
-            return (field.name, tag(field.name, canonical))
+    /// Each attribute argument with the tag of its value: of the typed value, or of the value as
+    /// sent when the attribute does not take it.
+    private func tags(_ arguments: [(name: String, argument: AttributeArgument)]) -> [(String, String)] {
+        arguments.map { name, argument in
+            switch argument {
+            case .typed(let value): (name, tag(name, Self.canonical(value)))
+            case .sent(let text): (name, tag(name, Self.raw(text)))
+            }
         }
     }
 
@@ -262,14 +264,7 @@ public final class Auditor: Sendable {
         }
     }
 
-    /// A value the attribute's parser refused, as sent.
-    static func raw(_ value: WireValue) -> [UInt8] {
-        switch value {
-        case .string(let text), .text(let text): raw(text)
-        default: typed("r", JSONValue(value).serialized())
-        }
-    }
-
+    /// A value the attribute refused, as sent.
     static func raw(_ text: String) -> [UInt8] { typed("r", text.utf8) }
 
     /// The type byte and the value's bytes, in one allocation.
