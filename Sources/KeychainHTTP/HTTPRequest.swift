@@ -88,10 +88,3 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
 
     public var description: String { rawValue }
 }
-
-extension HTTPRequest {
-    /// The body as one JSON object; errSecParam when it is not one.
-    func jsonBody() throws -> JSONBody {
-        try JSONBody(parsing: body)
-    }
-}

@@ -6,6 +6,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// The item the request created, as the answer names it (nil when the answer names none):
+    /// the audit line records it, taken from the typed answer rather than read back from the body.
+    public var createdItem: PersistentRef?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status

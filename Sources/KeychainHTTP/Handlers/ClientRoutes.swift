@@ -9,7 +9,7 @@ extension Router {
         clients: any ClientStore, tokens: any ClientTokenIssuer, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         add(.post, "/admin/clients", access: .admin) { context in
-            let request = try ClientCreateRequest(decoding: context.request.jsonBody())
+            let request = try ClientCreateRequest(decoding: context.jsonBody())
             let client = Client(
                 name: request.name, accessGroups: request.accessGroups, role: request.role,
                 createdAt: clock().truncatedToMilliseconds)

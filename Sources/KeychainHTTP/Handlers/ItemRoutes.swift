@@ -9,9 +9,12 @@ extension Router {
     public mutating func addItemRoutes(service: KeychainService) {
         add(.post, "/items/{class}", access: .client) { context in
             let itemClass = try context.itemClass()
-            let request = try ItemAddRequest(decoding: context.request.jsonBody(), of: itemClass)
+            let request = try ItemAddRequest(decoding: context.jsonBody(), of: itemClass)
             let added = try service.add(request.item, client: context.caller)
-            return .json(status: 201, ItemAnswer(added, returning: request.returnKinds))
+            let answer = ItemAnswer(added, returning: request.returnKinds)
+            var response = HTTPResponse.json(status: 201, answer)
+            response.createdItem = answer.item?.persistentRef
+            return response
         }
         add(.get, "/items/{class}", access: .client) { context in
             try ItemHandlers.search(context, service: service, persistentRef: nil)
@@ -64,7 +67,7 @@ enum ItemHandlers {
         -> HTTPResponse
     {
         let query = try context.itemQuery(for: .update, persistentRef: persistentRef)
-        let changes = try ItemUpdate(decoding: context.request.jsonBody(), of: query.itemClass)
+        let changes = try ItemUpdate(decoding: context.jsonBody(), of: query.itemClass)
         let count = try service.update(query, with: changes, client: context.caller)
         return .json(StatusAnswer.count(.updated, count))
     }

@@ -9,7 +9,7 @@ extension Router {
     public mutating func addTokenRoutes(tokens: TokenService) {
         add(.put, "/tokens/{service}", access: .client) { context in
             let naming = try context.tokenNaming()
-            let update = try TokenPutRequest(decoding: context.request.jsonBody()).update(now: tokens.items.clock())
+            let update = try TokenPutRequest(decoding: context.jsonBody()).update(now: tokens.items.clock())
             let replaced = try tokens.save(update, naming: naming, client: context.caller)
             return .json(StatusAnswer.tokensSaved(replaced: replaced, expiresAt: update.expiresAt))
         }

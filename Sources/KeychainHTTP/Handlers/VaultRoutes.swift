@@ -52,7 +52,7 @@ extension RequestContext {
     /// The vault routes' arguments: the query string, then the body only when there is one.
     func vaultRequest(allowingReencrypt: Bool = false) throws -> VaultRequest {
         try VaultRequest(
-            decoding: request.queryItems, body: { request.body.isEmpty ? nil : try request.jsonBody() },
+            decoding: request.queryItems, body: { request.body.isEmpty ? nil : try jsonBody() },
             allowingReencrypt: allowingReencrypt)
     }
 }
