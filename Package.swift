@@ -72,7 +72,7 @@ let package = Package(
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainCore", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
+                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

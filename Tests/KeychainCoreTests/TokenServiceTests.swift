@@ -7,7 +7,7 @@ import Testing
 /// TokenService over the in-memory store, with the fixture's clock.
 @Suite struct TokenServiceTests {
     let fixture = Fixture()
-    var tokens: TokenService { TokenService(items: fixture.service) }
+    var tokens: TokenService { TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()) }
 
     @Test func saveKeepsOrRemovesTheRefreshTokenAndReplacesInOneGo() throws {
         let naming = TokenNaming(service: "api")
