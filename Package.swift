@@ -64,7 +64,7 @@ let package = Package(
         .target(
             name: "MicroHTTPDServer",
             dependencies: [
-                "KeychainHTTP", "CMicroHTTPD",
+                "KeychainHTTP", "KeychainCore", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
