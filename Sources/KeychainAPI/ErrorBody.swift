@@ -2,20 +2,27 @@ import KeychainCore
 
 /// The contract's error body: `{"status":-25300,"error":"errSecItemNotFound","message":"…","detail":"…"}`.
 /// Server and client share it, so a client rebuilds exactly the server's `KeychainError`.
-extension KeychainError {
-    public var errorBody: JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("status", .integer(Int64(status))), ("error", .string(name)), ("message", .string(message)),
-        ]
-        if let detail { members.append(("detail", .string(detail))) }
-        return .object(members)
+public struct ErrorBody: JSONAnswer {
+    public var error: KeychainError
+
+    public init(_ error: KeychainError) {
+        self.error = error
     }
 
-    /// The error an error body describes, or nil when the body is not one.
-    public init?(errorBody: JSONValue) {
-        guard case .integer(let status)? = errorBody["status"], let status32 = Int32(exactly: status),
-            let code = Code(rawValue: status32)
+    public func encoded() -> [UInt8] {
+        JSONWriter.object { body in
+            body.member("status", Int64(error.status))
+            body.member("error", error.name)
+            body.member("message", error.message)
+            if let detail = error.detail { body.member("detail", detail) }
+        }
+    }
+
+    /// The error an answer's body describes, or nil when it is not an error body.
+    public init?(decoding json: JSONValue) {
+        guard case .integer(let status)? = json["status"], let status32 = Int32(exactly: status),
+            let code = KeychainError.Code(rawValue: status32)
         else { return nil }
-        self.init(code, errorBody["detail"]?.stringValue)
+        error = KeychainError(code, json["detail"]?.stringValue)
     }
 }

@@ -27,14 +27,9 @@ public enum RefreshTokenChange: Sendable, Equatable {
 }
 
 extension KeychainClient {
-    /// The token routes' path and query for a service and optional user.
-    private func tokenRoute(_ service: String, user: String?, accessGroup: String?, suffix: String = "")
-        -> (String, [(String, String)])
-    {
-        var query: [(String, String)] = []
-        if let user { query.append(("user", user)) }
-        if let accessGroup { query.append(("accessGroup", accessGroup)) }
-        return ("/tokens/" + Self.pathSegment(service) + suffix, query)
+    /// The token routes' path and query for a service's tokens.
+    private func tokenRoute(_ naming: TokenNaming, suffix: String = "") -> (String, [QueryParameter]) {
+        ("/tokens/" + Self.pathSegment(naming.service) + suffix, naming.queryParameters)
     }
 
     /// `PUT /v1/tokens/{service}`: stores the access token and (per `refreshToken`) the refresh
@@ -43,16 +38,16 @@ extension KeychainClient {
         service: String, user: String? = nil, accessToken: String, refreshToken: RefreshTokenChange = .keep,
         expiresIn: Int? = nil, expiresAt: Date? = nil, accessGroup: String? = nil
     ) async throws {
-        var members: [(String, JSONValue)] = [("accessToken", .string(accessToken))]
-        switch refreshToken {
-        case .keep: break
-        case .replace(let token): members.append(("refreshToken", .string(token)))
-        case .remove: members.append(("refreshToken", .null))
-        }
-        if let expiresIn { members.append(("expiresIn", .integer(Int64(expiresIn)))) }
-        if let expiresAt { members.append(("expiresAt", .string(RFC3339.format(expiresAt)))) }
-        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
-        _ = try await send("PUT", path, query: query, body: .object(members))
+        let refresh: TokenUpdate.Refresh =
+            switch refreshToken {
+            case .keep: .keep
+            case .replace(let token): .set(token)
+            case .remove: .remove
+            }
+        let request = TokenPutRequest(
+            accessToken: accessToken, refresh: refresh, expiresIn: expiresIn.map(Int64.init), expiresAt: expiresAt)
+        let (path, query) = tokenRoute(TokenNaming(service: service, user: user, accessGroup: accessGroup))
+        _ = try await send("PUT", path, query: query, body: request.encoded())
     }
 
     /// Convenience for the common case: both tokens given, the refresh token optional (nil keeps
@@ -67,31 +62,25 @@ extension KeychainClient {
 
     /// `GET /v1/tokens/{service}`: nil when no access token is stored.
     public func tokens(service: String, user: String? = nil, accessGroup: String? = nil) async throws -> StoredTokens? {
-        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
-        let answer: JSONValue
+        let (path, query) = tokenRoute(TokenNaming(service: service, user: user, accessGroup: accessGroup))
+        let answer: TokensAnswer
         do {
-            answer = try await send("GET", path, query: query)
+            answer = try TokensAnswer(decoding: await send("GET", path, query: query))
         } catch let error as KeychainError where error.code == .itemNotFound {
             return nil
         }
-        guard let access = answer["accessToken"]?.stringValue else {
-            throw KeychainError.decode("the tokens answer has no accessToken")
-        }
-        var expired = false
-        if case .bool(let flag)? = answer["expired"] { expired = flag }
         return StoredTokens(
-            accessToken: access, refreshToken: answer["refreshToken"]?.stringValue,
-            expiresAt: answer["expiresAt"]?.stringValue.flatMap(RFC3339.parse), expired: expired)
+            accessToken: answer.accessToken, refreshToken: answer.refreshToken, expiresAt: answer.expiresAt,
+            expired: answer.expired)
     }
 
     /// `DELETE /v1/tokens/{service}`: how many items were removed (0 when there were none).
     @discardableResult
     public func deleteTokens(service: String, user: String? = nil, accessGroup: String? = nil) async throws -> Int {
-        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup)
+        let (path, query) = tokenRoute(TokenNaming(service: service, user: user, accessGroup: accessGroup))
         do {
             let answer = try await send("DELETE", path, query: query)
-            if case .integer(let count)? = answer["deleted"] { return Int(count) }
-            return 0
+            return (try? StatusAnswer.count(.deleted, in: answer)) ?? 0
         } catch let error as KeychainError where error.code == .itemNotFound {
             return 0
         }
@@ -104,7 +93,8 @@ extension KeychainClient {
     public func getAuthorizationHeader(service: String, user: String? = nil, accessGroup: String? = nil) async throws
         -> [String: String]?
     {
-        let (path, query) = tokenRoute(service, user: user, accessGroup: accessGroup, suffix: "/authorization")
+        let naming = TokenNaming(service: service, user: user, accessGroup: accessGroup)
+        let (path, query) = tokenRoute(naming, suffix: "/authorization")
         let answer: JSONValue
         do {
             answer = try await send("GET", path, query: query)
@@ -114,9 +104,6 @@ extension KeychainClient {
             if try await tokens(service: service, user: user, accessGroup: accessGroup) == nil { return nil }
             throw error
         }
-        guard let header = answer["Authorization"]?.stringValue else {
-            throw KeychainError.decode("the authorization answer has no Authorization")
-        }
-        return ["Authorization": header]
+        return ["Authorization": try AuthorizationAnswer(decoding: answer).header]
     }
 }

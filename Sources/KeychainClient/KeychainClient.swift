@@ -186,10 +186,11 @@ public final class KeychainClient: Sendable {
     // MARK: - Requests
 
     /// One request to keychaind: `/v1` + `path` (segments already percent-encoded by the caller
-    /// through `pathSegment`), query items, an optional JSON body. Answers the parsed JSON body
-    /// of a 2xx answer; throws the server's `KeychainError` otherwise. Cancelling the calling task
-    /// cancels the request.
-    func send(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil) async throws
+    /// through `pathSegment`), the query string, an optional JSON body (a KeychainAPI request's
+    /// encoding). Answers the parsed JSON body of a 2xx answer, for the caller to decode as the
+    /// route's answer type; throws the server's `KeychainError` otherwise. Cancelling the calling
+    /// task cancels the request.
+    func send(_ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil) async throws
         -> JSONValue
     {
         let request = try makeRequest(method, path, query: query, body: body)
@@ -211,7 +212,7 @@ public final class KeychainClient: Sendable {
     /// The same request, blocking the calling thread until the answer (or the timeout). Safe from
     /// any thread but a SwiftNIO event loop's (AsyncHTTPClient's own, or a NIO server's), where
     /// blocking would stall or deadlock the loop: there it throws errSecNotAvailable at once.
-    func sendSynchronously(_ method: String, _ path: String, query: [(String, String)] = [], body: JSONValue? = nil)
+    func sendSynchronously(_ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil)
         throws -> JSONValue
     {
         if MultiThreadedEventLoopGroup.currentEventLoop != nil {
@@ -238,14 +239,14 @@ public final class KeychainClient: Sendable {
             request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + timeoutAmount)
     }
 
-    private func makeRequest(_ method: String, _ path: String, query: [(String, String)], body: JSONValue?) throws
+    private func makeRequest(_ method: String, _ path: String, query: [QueryParameter], body: [UInt8]?) throws
         -> HTTPClient.Request
     {
         var base = configuration.baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
         var text = base + "/v1" + path
         if !query.isEmpty {
-            text += "?" + query.map { "\(Self.encodeQuery($0.0))=\(Self.encodeQuery($0.1))" }.joined(separator: "&")
+            text += "?" + query.map { "\(Self.encodeQuery($0.name))=\(Self.encodeQuery($0.value))" }.joined(separator: "&")
         }
         guard let url = URL(string: text) else { throw KeychainError.param("cannot build a URL for \(path)") }
         var headers = HTTPHeaders()
@@ -254,7 +255,7 @@ public final class KeychainClient: Sendable {
         var requestBody: HTTPClient.Body?
         if let body {
             headers.add(name: "Content-Type", value: "application/json")
-            requestBody = .bytes(body.serialized())
+            requestBody = .bytes(body)
         }
         do {
             return try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: requestBody)
@@ -270,7 +271,7 @@ public final class KeychainClient: Sendable {
         let json = bytes.isEmpty ? nil : try? JSONValue.parse(bytes)
         let status = response.status.code
         guard (200..<300).contains(status) else {
-            if let json, let error = KeychainError(errorBody: json) { throw error }
+            if let json, let body = ErrorBody(decoding: json) { throw body.error }
             throw KeychainError(.io, "keychaind answered HTTP \(status) without an error body")
         }
         guard let json else { throw KeychainError(.decode, "keychaind answered HTTP \(status) without JSON") }

@@ -19,6 +19,15 @@ public struct Client: Sendable, Equatable {
         self.role = role
         self.createdAt = createdAt
     }
+
+    /// A client's name: 1-128 ASCII letters, digits, `.`, `_` and `-` (it appears in paths,
+    /// logs and the audit log as it is).
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 128
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
+            }
+    }
 }
 
 /// The registry of clients and the hashes of their tokens. A token itself is never stored.

@@ -32,9 +32,6 @@ public final class AuthFailureLimiter: Sendable {
         var lastSweep = -Double.infinity
     }
 
-    /// The key of the shared bucket for addresses that found the table full.
-    static let overflowKey = "*"
-
     /// `now`: monotonic seconds (tests pass a clock they move).
     public init(
         failuresPerMinute: Int, maxAddresses: Int,

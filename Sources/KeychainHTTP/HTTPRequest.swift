@@ -1,14 +1,10 @@
+import KeychainAPI
+
 /// A request as the transport hands it over, independent of libmicrohttpd: the path and query
 /// already percent-decoded, header names lower-cased, the whole body assembled.
 public struct HTTPRequest: Sendable {
-    public struct QueryItem: Sendable, Equatable {
-        public let name: String
-        public let value: String
-        public init(name: String, value: String) {
-            self.name = name
-            self.value = value
-        }
-    }
+    /// One query-string parameter, as the API's decoders read it.
+    public typealias QueryItem = QueryParameter
 
     public var method: HTTPMethod { storage.method }
     public var path: String { storage.path }

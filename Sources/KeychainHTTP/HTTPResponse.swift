@@ -6,6 +6,9 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: [UInt8]
+    /// The item the request created, as the answer names it (nil when the answer names none):
+    /// the audit line records it, taken from the typed answer rather than read back from the body.
+    public var createdItem: PersistentRef?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -16,16 +19,16 @@ public struct HTTPResponse: Sendable {
     /// A JSON answer, marked `Cache-Control: no-store` (RFC 9111 §5.2.2.5): an answer may hold a
     /// secret, a token or what exists in the vault, and no cache between keychaind and its caller
     /// may keep it.
-    public static func json(status: Int = 200, _ value: JSONValue) -> HTTPResponse {
+    public static func json(status: Int = 200, _ answer: some JSONAnswer) -> HTTPResponse {
         HTTPResponse(
             status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
-            body: value.serialized())
+            body: answer.encoded())
     }
 
     /// The contract's error body with the HTTP status the error maps to (or `status` when a
     /// transport-level condition decides it: 404 unknown route, 405, 413).
     public static func error(_ error: KeychainError, status: Int? = nil) -> HTTPResponse {
-        var response = json(status: status ?? error.httpStatus, error.errorBody)
+        var response = json(status: status ?? error.httpStatus, ErrorBody(error))
         if error.code == .authFailed { response.headers.append(("WWW-Authenticate", "Bearer")) }
         return response
     }

@@ -1,4 +1,3 @@
-import KeychainAPI
 import KeychainCore
 import Logging
 
@@ -53,19 +52,20 @@ public struct KeychainApplication: HTTPResponder {
             osStatus = KeychainError.Code.unimplemented.rawValue
         case .found(let route, let parameters):
             routeName = route.pattern
+            var context = RequestContext(request: request, parameters: parameters)
             if let auditor {
                 audit = auditor.begin(request, route: route.pattern)
-                audit?.subject = auditor.subject(of: request, parameters: parameters)
+                audit?.subject = auditor.subject(of: context)
             }
             do {
-                let client = try authorize(request, for: route.access)
-                clientName = client?.name
+                context.client = try authorize(request, for: route.access)
+                clientName = context.client?.name
                 if let auditor, auditor.failClosed, var attempt = audit {
                     // Write-ahead: the attempt is on record before anything can change.
                     attempt.client = clientName
                     try auditor.recordAttempt(attempt)
                 }
-                response = try route.handler(RequestContext(request: request, parameters: parameters, client: client))
+                response = try route.handler(context)
                 osStatus = response.status < 400 ? 0 : nil
             } catch let limited as TooManyAuthFailures {
                 response = limited.response
@@ -89,8 +89,8 @@ public struct KeychainApplication: HTTPResponder {
             entry.status = response.status
             entry.osStatus = osStatus
             entry.microseconds = (elapsedNanoseconds + 500) / 1000
-            if entry.subject.persistentRef == nil, response.status == 201, routeName == "/items/{class}" {
-                entry.subject.persistentRef = Self.persistentRef(inAnswer: response.body)
+            if entry.subject.persistentRef == nil, let created = response.createdItem {
+                entry.subject.persistentRef = created.rawValue
             }
             auditor.recordOutcome(entry)
         }
@@ -172,15 +172,6 @@ public struct KeychainApplication: HTTPResponder {
             else { throw error }
             throw TooManyAuthFailures(retryAfterSeconds: wait)
         }
-    }
-
-    /// `item.persistentRef` of an add's answer (absent with `return=none`).
-    static func persistentRef(inAnswer body: [UInt8]) -> String? {
-        guard case .object(let members)? = try? JSONValue.parse(body),
-            case .object(let item)? = members.first(where: { $0.0 == "item" })?.1,
-            case .string(let ref)? = item.first(where: { $0.0 == "persistentRef" })?.1
-        else { return nil }
-        return ref
     }
 
     static func monotonicNanoseconds() -> UInt64 {

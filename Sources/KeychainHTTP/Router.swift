@@ -14,20 +14,6 @@ public enum RouteAccess: Sendable {
     case admin
 }
 
-/// What a handler gets: the request, the path parameters, and the authenticated client (nil
-/// only on open routes).
-public struct RequestContext: Sendable {
-    public let request: HTTPRequest
-    public let parameters: PathParameters
-    public let client: Client?
-
-    /// The authenticated caller; only open routes have none.
-    public var caller: Client {
-        guard let client else { preconditionFailure("handler of an open route asked for its caller") }
-        return client
-    }
-}
-
 public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse
 
 /// Routes by method and path pattern (`/items/{class}/{persistentRef}`). Every route is served at

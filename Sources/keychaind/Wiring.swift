@@ -1,4 +1,5 @@
 import Foundation
+import KeychainAPI
 import KeychainConfig
 import KeychainCore
 import KeychainHTTP
@@ -15,7 +16,7 @@ enum Wiring {
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)
-        router.addTokenRoutes(tokens: TokenService(items: service))
+        router.addTokenRoutes(tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()))
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
         if let observe {

@@ -104,7 +104,7 @@ final class ClientTLSTests {
         let tokens = try #require(try await keychain.tokens(service: "tls.svc"))
         #expect(tokens.accessToken == "tls-access" && tokens.refreshToken == "tls-refresh")
         // The server's error comes through TLS unchanged.
-        let error = await failure { _ = try await keychain.send("PUT", "/tokens/tls.svc", body: .object([])) }
+        let error = await failure { _ = try await keychain.send("PUT", "/tokens/tls.svc", body: JSONValue.object([]).serialized()) }
         #expect(error?.code == .param && error?.detail != nil)
 
         // The certificate's DNS name works as well as its IP address.
@@ -139,11 +139,11 @@ final class ClientTLSTests {
         let body: JSONValue = .object([
             ("service", .string("tls.sync")), ("account", .string("a")), ("data", .string(Data("s3".utf8).base64EncodedString())),
         ])
-        _ = try keychain.sendSynchronously("POST", "/items/genericPassword", body: body)
+        _ = try keychain.sendSynchronously("POST", "/items/genericPassword", body: body.serialized())
         let answer = try keychain.sendSynchronously(
-            "GET", "/items/genericPassword", query: [("service", "tls.sync"), ("account", "a"), ("return", "data")])
+            "GET", "/items/genericPassword", query: queryParameters([("service", "tls.sync"), ("account", "a"), ("return", "data")]))
         #expect(answer["item"]?["value"]?.stringValue == "s3")
-        _ = try keychain.sendSynchronously("DELETE", "/items/genericPassword", query: [("service", "tls.sync")])
+        _ = try keychain.sendSynchronously("DELETE", "/items/genericPassword", query: queryParameters([("service", "tls.sync")]))
     }
 
     @Test func withoutTheCATheServersCertificateIsNotTrusted() async throws {
@@ -396,8 +396,8 @@ struct ClientRequestBytesTests {
         let service = "svc a?b#c%d&e=f+g é/"
         _ = try await keychain.send(
             "PUT", "/tokens/" + KeychainClient.pathSegment(service),
-            query: [("user", "gus/x@naver.com&y=1 #z"), ("accessGroup", "a+b")],
-            body: .object([("accessToken", .string("at"))]))
+            query: queryParameters([("user", "gus/x@naver.com&y=1 #z"), ("accessGroup", "a+b")]),
+            body: JSONValue.object([("accessToken", .string("at"))]).serialized())
         let request = listener.request()
         // The bytes the URLSession client sent: the path segment escaped but for `&=+` (allowed in
         // a path), each query key and value escaped to RFC 3986 unreserved characters.
@@ -415,7 +415,7 @@ struct ClientRequestBytesTests {
         let keychain = try KeychainClient(
             baseURL: URL(string: "http://127.0.0.1:\(listener.port)")!, token: "kc_wire-test", timeout: 10)
         _ = try keychain.sendSynchronously(
-            "GET", "/items/genericPassword", query: [("service", "a b/c"), ("account", "ü;x")])
+            "GET", "/items/genericPassword", query: queryParameters([("service", "a b/c"), ("account", "ü;x")]))
         #expect(listener.request().hasPrefix(
             "GET /v1/items/genericPassword?service=a%20b%2Fc&account=%C3%BC%3Bx HTTP/1.1\r\n"))
     }
@@ -452,4 +452,9 @@ extension ClientRequestBytesTests {
                 && error.detail?.contains("kc_secret") == false
         }
     }
+}
+
+/// A query string for the client's `send`, from name/value pairs.
+func queryParameters(_ pairs: [(String, String)]) -> [QueryParameter] {
+    pairs.map { QueryParameter(name: $0.0, value: $0.1) }
 }

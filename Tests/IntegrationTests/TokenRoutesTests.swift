@@ -205,11 +205,11 @@ final class TokenRoutesTests {
         // What the server answers over raw HTTP...
         let raw = try http.json("PUT", "/v1/tokens/e", ["accessToken": "x", "unknown": 1], token: admin)
         let json = try JSONValue.parse(Array(raw.body))
-        let serverError = try #require(KeychainError(errorBody: json))
+        let serverError = try #require(ErrorBody(decoding: json)?.error)
         // ...is exactly what the client throws.
         let keychain = try keychain(admin)
         do {
-            _ = try await keychain.send("PUT", "/tokens/e", body: .object([("accessToken", .string("x")), ("unknown", .integer(1))]))
+            _ = try await keychain.send("PUT", "/tokens/e", body: JSONValue.object([("accessToken", .string("x")), ("unknown", .integer(1))]).serialized())
             Issue.record("expected an error")
         } catch let error as KeychainError {
             #expect(error == serverError)
@@ -234,6 +234,6 @@ final class TokenRoutesTests {
 
     private func authFailedDetail() throws -> String? {
         let raw = try http.send("GET", "/v1/tokens/x", token: "kc_not-a-token")
-        return KeychainError(errorBody: try JSONValue.parse(Array(raw.body)))?.detail
+        return ErrorBody(decoding: try JSONValue.parse(Array(raw.body)))?.error.detail
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainAPI
 import KeychainCore
 import KeychainTestSupport
 import Synchronization
@@ -28,43 +29,56 @@ final class Fixture: Sendable {
             }, pageSize: pageSize)
     }
 
-    func fields(_ pairs: [(String, WireValue)]) -> [WireValue.Field] { pairs.map { .init($0.0, $0.1) } }
+    /// A query as a query string spells it: strings as they are, numbers in decimal, booleans
+    /// `true`/`false`.
+    static func parameters(_ pairs: [(String, JSONValue)]) -> [QueryParameter] {
+        pairs.map { name, value in
+            let text: String =
+                switch value {
+                case .string(let text): text
+                case .integer(let number): String(number)
+                case .bool(let flag): flag ? "true" : "false"
+                default: String(decoding: value.serialized(), as: UTF8.self)
+                }
+            return QueryParameter(name: name, value: text)
+        }
+    }
 
     @discardableResult
-    func add(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func add(_ itemClass: ItemClass, _ pairs: [(String, JSONValue)], as client: Client? = nil) throws
         -> FoundItem
     {
-        try service.add(ItemRequestParser.newItem(itemClass, fields(pairs)), client: client ?? app)
+        try service.add(ItemAddRequest(decoding: JSONBody(pairs), of: itemClass).item, client: client ?? app)
     }
 
     func query(
-        _ itemClass: ItemClass, _ pairs: [(String, WireValue)], _ operation: ItemOperation
+        _ itemClass: ItemClass, _ pairs: [(String, JSONValue)], _ operation: ItemOperation
     ) throws -> ItemQuery {
-        try ItemRequestParser.query(itemClass, fields(pairs.map { ($0.0, $0.1) }), for: operation)
+        try ItemQuery(decoding: Self.parameters(pairs), of: itemClass, for: operation)
     }
 
-    func find(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func find(_ itemClass: ItemClass, _ pairs: [(String, JSONValue)], as client: Client? = nil) throws
         -> [FoundItem]
     {
         try service.copyMatching(query(itemClass, pairs, .copyMatching), client: client ?? app).items
     }
 
-    func count(_ itemClass: ItemClass, _ pairs: [(String, WireValue)] = [], as client: Client? = nil)
+    func count(_ itemClass: ItemClass, _ pairs: [(String, JSONValue)] = [], as client: Client? = nil)
         -> Int
     {
-        (try? find(itemClass, pairs + [("limit", .text("all"))], as: client).count) ?? 0
+        (try? find(itemClass, pairs + [("limit", .string("all"))], as: client).count) ?? 0
     }
 
     func update(
-        _ itemClass: ItemClass, _ pairs: [(String, WireValue)], set changes: [(String, WireValue)],
+        _ itemClass: ItemClass, _ pairs: [(String, JSONValue)], set changes: [(String, JSONValue)],
         as client: Client? = nil
     ) throws -> Int {
         try service.update(
-            query(itemClass, pairs, .update), with: ItemRequestParser.update(itemClass, fields(changes)),
+            query(itemClass, pairs, .update), with: ItemUpdate(decoding: JSONBody(changes), of: itemClass),
             client: client ?? app)
     }
 
-    func delete(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], as client: Client? = nil) throws
+    func delete(_ itemClass: ItemClass, _ pairs: [(String, JSONValue)], as client: Client? = nil) throws
         -> Int
     {
         try service.delete(query(itemClass, pairs, .delete), client: client ?? app)
@@ -73,29 +87,43 @@ final class Fixture: Sendable {
 
 extension Fixture {
     @discardableResult
-    func add(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> FoundItem {
+    func add(_ pairs: [(String, JSONValue)], as client: Client? = nil) throws -> FoundItem {
         try add(.genericPassword, pairs, as: client)
     }
-    func query(_ pairs: [(String, WireValue)], _ operation: ItemOperation = .copyMatching) throws -> ItemQuery {
+    func query(_ pairs: [(String, JSONValue)], _ operation: ItemOperation = .copyMatching) throws -> ItemQuery {
         try query(.genericPassword, pairs, operation)
     }
-    func find(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> [FoundItem] {
+    func find(_ pairs: [(String, JSONValue)], as client: Client? = nil) throws -> [FoundItem] {
         try find(.genericPassword, pairs, as: client)
     }
-    func count(_ pairs: [(String, WireValue)] = [], as client: Client? = nil) -> Int {
+    func count(_ pairs: [(String, JSONValue)] = [], as client: Client? = nil) -> Int {
         count(.genericPassword, pairs, as: client)
     }
-    func update(_ pairs: [(String, WireValue)], set changes: [(String, WireValue)], as client: Client? = nil) throws -> Int {
+    func update(_ pairs: [(String, JSONValue)], set changes: [(String, JSONValue)], as client: Client? = nil) throws -> Int {
         try update(.genericPassword, pairs, set: changes, as: client)
     }
-    func delete(_ pairs: [(String, WireValue)], as client: Client? = nil) throws -> Int {
+    func delete(_ pairs: [(String, JSONValue)], as client: Client? = nil) throws -> Int {
         try delete(.genericPassword, pairs, as: client)
     }
 }
 
 extension FoundItem {
-    subscript(_ name: String) -> WireValue? {
-        answer(returning: [.attributes, .data]).first { $0.name == name }?.value
+    /// The member `name` of this item as an answer returning attributes and data gives it.
+    subscript(_ name: String) -> JSONValue? {
+        answer(returning: [.attributes, .data])[name]
+    }
+
+    /// This item as an answer returning `kinds` gives it.
+    func answer(returning kinds: ReturnKinds) -> JSONValue {
+        var writer = JSONWriter()
+        AnsweredItem(self, returning: kinds).write(to: &writer)
+        return (try? JSONValue.parse(writer.bytes)) ?? .null
+    }
+
+    /// The names of the members of that answer, in order.
+    func answerNames(returning kinds: ReturnKinds) -> [String] {
+        guard case .object(let members) = answer(returning: kinds) else { return [] }
+        return members.map(\.0)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainAPI
 import KeychainCore
 import KeychainTestSupport
 import Testing
@@ -21,8 +22,8 @@ import Testing
     @Test func addWithoutDataStoresEmptyData() throws {
         let fixture = Fixture()
         try fixture.add([("service", .string("s"))])
-        let found = try fixture.find([("service", .text("s")), ("return", .text("data"))])
-        #expect(found.first?.answer(returning: .data).map(\.name) == ["data", "value"])
+        let found = try fixture.find([("service", .string("s")), ("return", .string("data"))])
+        #expect(found.first?.answerNames(returning: .data) == ["data", "value"])
         #expect(found.first?["data"] == .string(""))
     }
 
@@ -37,20 +38,20 @@ import Testing
         let fixture = Fixture()
         let client = fixture.groupless
         #expect(status { try fixture.add([("service", .string("s"))], as: client) } == .missingEntitlement)
-        #expect(status { try fixture.find([("service", .text("s"))], as: client) } == .missingEntitlement)
-        #expect(status { try fixture.update([("service", .text("s"))], set: [("label", .string("l"))], as: client) } == .missingEntitlement)
-        #expect(status { try fixture.delete([("service", .text("s"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.find([("service", .string("s"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.update([("service", .string("s"))], set: [("label", .string("l"))], as: client) } == .missingEntitlement)
+        #expect(status { try fixture.delete([("service", .string("s"))], as: client) } == .missingEntitlement)
     }
 
     struct CollisionCase: Sendable, CustomTestStringConvertible {
         let itemClass: ItemClass
-        let first: [(String, WireValue)]
-        let second: [(String, WireValue)]
+        let first: [(String, JSONValue)]
+        let second: [(String, JSONValue)]
         let collides: Bool
         let testDescription: String
     }
 
-    static let inet: [(String, WireValue)] = [
+    static let inet: [(String, JSONValue)] = [
         ("server", .string("example.com")), ("port", .integer(8080)), ("path", .string("/p")),
         ("securityDomain", .string("d")), ("protocol", .string("https")), ("authenticationType", .string("httpBasic")),
         ("account", .string("me")),
@@ -105,7 +106,7 @@ import Testing
         try fixture.add(testCase.itemClass, testCase.first)
         let result = status { try fixture.add(testCase.itemClass, testCase.second) }
         #expect(result == (testCase.collides ? .duplicateItem : nil))
-        #expect(fixture.count(testCase.itemClass, [("synchronizable", .text("any"))]) == (testCase.collides ? 1 : 2))
+        #expect(fixture.count(testCase.itemClass, [("synchronizable", .string("any"))]) == (testCase.collides ? 1 : 2))
     }
 
     @Test func foreignGroupsNeverCollide() throws {
@@ -150,31 +151,31 @@ import Testing
 
     @Test func noMatchIsItemNotFound() throws {
         let fixture = try seeded()
-        #expect(status { try fixture.find([("service", .text("nope"))]) } == .itemNotFound)
+        #expect(status { try fixture.find([("service", .string("nope"))]) } == .itemNotFound)
     }
 
     @Test func limitShapes() throws {
         let fixture = try seeded()
-        #expect(accounts(try fixture.find([("service", .text("svc"))])) == ["a1"], "default limit one, creation order")
-        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("1"))])) == ["a1"])
-        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("3"))])) == ["a1", "a2", "a3"])
-        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("all"))])) == ["a1", "a2", "a3", "a4", "a5"])
-        #expect(accounts(try fixture.find([("service", .text("svc")), ("limit", .text("10"))])).count == 5)
-        #expect(accounts(try fixture.find([("limit", .text("all"))])).count == 6, "no attribute: the whole class")
+        #expect(accounts(try fixture.find([("service", .string("svc"))])) == ["a1"], "default limit one, creation order")
+        #expect(accounts(try fixture.find([("service", .string("svc")), ("limit", .string("1"))])) == ["a1"])
+        #expect(accounts(try fixture.find([("service", .string("svc")), ("limit", .string("3"))])) == ["a1", "a2", "a3"])
+        #expect(accounts(try fixture.find([("service", .string("svc")), ("limit", .string("all"))])) == ["a1", "a2", "a3", "a4", "a5"])
+        #expect(accounts(try fixture.find([("service", .string("svc")), ("limit", .string("10"))])).count == 5)
+        #expect(accounts(try fixture.find([("limit", .string("all"))])).count == 6, "no attribute: the whole class")
     }
 
     @Test func matchingIsExactUnlessCaseInsensitive() throws {
         let fixture = try seeded()
-        #expect(status { try fixture.find([("service", .text("SVC"))]) } == .itemNotFound)
-        #expect(accounts(try fixture.find([("service", .text("SVC")), ("caseInsensitive", .text("true"))])) == ["a1"])
+        #expect(status { try fixture.find([("service", .string("SVC"))]) } == .itemNotFound)
+        #expect(accounts(try fixture.find([("service", .string("SVC")), ("caseInsensitive", .string("true"))])) == ["a1"])
         try fixture.add([("service", .string("Straße")), ("account", .string("Ünïcode"))])
-        #expect(accounts(try fixture.find([("service", .text("STRASSE".lowercased() == "strasse" ? "straße" : "")),
-                                           ("account", .text("üNÏCODE")), ("caseInsensitive", .text("true"))])) == ["Ünïcode"])
+        #expect(accounts(try fixture.find([("service", .string("STRASSE".lowercased() == "strasse" ? "straße" : "")),
+                                           ("account", .string("üNÏCODE")), ("caseInsensitive", .string("true"))])) == ["Ünïcode"])
     }
 
     @Test func pagesCarryANextCursor() throws {
         let fixture = try seeded(pageSize: 2)
-        var query = try fixture.query([("service", .text("svc")), ("limit", .text("all"))])
+        var query = try fixture.query([("service", .string("svc")), ("limit", .string("all"))])
         var seen: [String] = []
         var pages = 0
         while true {
@@ -182,7 +183,7 @@ import Testing
             seen += accounts(result.items)
             pages += 1
             guard let next = result.next else { break }
-            query = try fixture.query([("service", .text("svc")), ("limit", .text("all")), ("cursor", .text(next.encoded))])
+            query = try fixture.query([("service", .string("svc")), ("limit", .string("all")), ("cursor", .string(next.token))])
         }
         #expect(seen == ["a1", "a2", "a3", "a4", "a5"])
         #expect(pages == 3)
@@ -190,53 +191,55 @@ import Testing
 
     @Test func numericLimitAcrossPages() throws {
         let fixture = try seeded(pageSize: 2)
-        let first = try fixture.service.copyMatching(fixture.query([("service", .text("svc")), ("limit", .text("3"))]), client: fixture.app)
+        let first = try fixture.service.copyMatching(fixture.query([("service", .string("svc")), ("limit", .string("3"))]), client: fixture.app)
         #expect(accounts(first.items) == ["a1", "a2"])
         let cursor = try #require(first.next)
         let second = try fixture.service.copyMatching(
-            fixture.query([("service", .text("svc")), ("limit", .text("3")), ("cursor", .text(cursor.encoded))]), client: fixture.app)
+            fixture.query([("service", .string("svc")), ("limit", .string("3")), ("cursor", .string(cursor.token))]), client: fixture.app)
         #expect(accounts(second.items) == ["a3"])
         #expect(second.next == nil)
-        let exact = try fixture.service.copyMatching(fixture.query([("service", .text("svc")), ("limit", .text("2"))]), client: fixture.app)
+        let exact = try fixture.service.copyMatching(fixture.query([("service", .string("svc")), ("limit", .string("2"))]), client: fixture.app)
         #expect(exact.next == nil, "the limit, not the page, ends the list")
     }
 
     @Test func synchronizableIsImplicitlyFalse() throws {
         let fixture = Fixture()
         try fixture.add([("service", .string("s")), ("synchronizable", .bool(true))])
-        #expect(status { try fixture.find([("service", .text("s"))]) } == .itemNotFound)
-        #expect(try fixture.find([("service", .text("s")), ("synchronizable", .text("true"))]).count == 1)
+        #expect(status { try fixture.find([("service", .string("s"))]) } == .itemNotFound)
+        #expect(try fixture.find([("service", .string("s")), ("synchronizable", .string("true"))]).count == 1)
         try fixture.add([("service", .string("s"))])
-        #expect(try fixture.find([("service", .text("s")), ("synchronizable", .text("any")), ("limit", .text("all"))]).count == 2)
+        #expect(try fixture.find([("service", .string("s")), ("synchronizable", .string("any")), ("limit", .string("all"))]).count == 2)
     }
 
     @Test func returnShapes() throws {
         let fixture = try seeded()
-        let dataOnly = try #require(try fixture.find([("service", .text("svc")), ("return", .text("data"))]).first)
-        #expect(dataOnly.answer(returning: .data).map(\.name) == ["data", "value"])
+        let dataOnly = try #require(try fixture.find([("service", .string("svc")), ("return", .string("data"))]).first)
+        #expect(dataOnly.answerNames(returning: .data) == ["data", "value"])
         #expect(dataOnly.item.attributes.isEmpty, "a search returning data only reads no attributes")
-        let item = try #require(try fixture.find([("service", .text("svc")), ("return", .text("attributes,data"))]).first)
-        #expect(item.answer(returning: .data).map(\.name) == ["data", "value"])
-        #expect(item.answer(returning: .ref).map(\.name) == ["persistentRef"])
-        let attributes = item.answer(returning: .attributes).map(\.name)
+        let item = try #require(try fixture.find([("service", .string("svc")), ("return", .string("attributes,data"))]).first)
+        #expect(item.answerNames(returning: .data) == ["data", "value"])
+        #expect(item.answerNames(returning: .ref) == ["persistentRef"])
+        let attributes = item.answerNames(returning: .attributes)
         #expect(attributes.contains("account") && attributes.contains("persistentRef") && !attributes.contains("data"))
         #expect(!attributes.contains("class"))
-        #expect(item.answer(returning: .none).isEmpty)
+        #expect(item.answerNames(returning: .none).isEmpty)
         try fixture.add([("service", .string("bin")), ("data", .string("/w=="))])
-        let binary = try #require(try fixture.find([("service", .text("bin")), ("return", .text("data"))]).first)
-        #expect(binary.answer(returning: .data).map(\.name) == ["data"], "no value for bytes that are not UTF-8")
+        let binary = try #require(try fixture.find([("service", .string("bin")), ("return", .string("data"))]).first)
+        #expect(binary.answerNames(returning: .data) == ["data"], "no value for bytes that are not UTF-8")
     }
 
     @Test func byPersistentReference() throws {
         let fixture = try seeded()
         let added = try fixture.add([("service", .string("ref"))])
-        let query = try ItemRequestParser.query(.genericPassword, [], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+        let query = try ItemQuery(decoding: [], of: .genericPassword, for: .copyMatching, persistentRef: added.persistentRef.rawValue)
         #expect(try fixture.service.copyMatching(query, client: fixture.app).items.first?.persistentRef == added.persistentRef)
-        let wrongClass = try ItemRequestParser.query(.internetPassword, [], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+        let wrongClass = try ItemQuery(decoding: [], of: .internetPassword, for: .copyMatching, persistentRef: added.persistentRef.rawValue)
         #expect(status { try fixture.service.copyMatching(wrongClass, client: fixture.app) } == .itemNotFound)
         #expect(status { try fixture.service.copyMatching(query, client: fixture.stranger) } == .itemNotFound)
         #expect(status {
-            try ItemRequestParser.query(.genericPassword, [.init("service", .text("x"))], for: .copyMatching, persistentRef: added.persistentRef.rawValue)
+            try ItemQuery(
+                decoding: [QueryParameter(name: "service", value: "x")], of: .genericPassword, for: .copyMatching,
+                persistentRef: added.persistentRef.rawValue)
         } == .param)
     }
 }
@@ -254,35 +257,35 @@ import Testing
 
     @Test func eachClientSeesItsGroupsOnly() throws {
         let fixture = try seeded()
-        #expect(fixture.count([("service", .text("s"))], as: fixture.app) == 2)
-        #expect(fixture.count([("service", .text("s"))], as: fixture.other) == 2)
-        #expect(fixture.count([("service", .text("s"))], as: fixture.stranger) == 1)
-        #expect(status { try fixture.find([("account", .text("other"))], as: fixture.app) } == .itemNotFound)
+        #expect(fixture.count([("service", .string("s"))], as: fixture.app) == 2)
+        #expect(fixture.count([("service", .string("s"))], as: fixture.other) == 2)
+        #expect(fixture.count([("service", .string("s"))], as: fixture.stranger) == 1)
+        #expect(status { try fixture.find([("account", .string("other"))], as: fixture.app) } == .itemNotFound)
     }
 
     @Test func namingAForeignGroupIsMissingEntitlement() throws {
         let fixture = try seeded()
-        #expect(status { try fixture.find([("accessGroup", .text("team.other"))], as: fixture.app) } == .missingEntitlement)
-        #expect(status { try fixture.update([("accessGroup", .text("team.other"))], set: [("label", .string("x"))], as: fixture.app) } == .missingEntitlement)
-        #expect(status { try fixture.delete([("accessGroup", .text("team.other"))], as: fixture.app) } == .missingEntitlement)
-        #expect(fixture.count([("accessGroup", .text("team.shared"))], as: fixture.other) == 1)
+        #expect(status { try fixture.find([("accessGroup", .string("team.other"))], as: fixture.app) } == .missingEntitlement)
+        #expect(status { try fixture.update([("accessGroup", .string("team.other"))], set: [("label", .string("x"))], as: fixture.app) } == .missingEntitlement)
+        #expect(status { try fixture.delete([("accessGroup", .string("team.other"))], as: fixture.app) } == .missingEntitlement)
+        #expect(fixture.count([("accessGroup", .string("team.shared"))], as: fixture.other) == 1)
     }
 
     @Test func updatesAndDeletesStayInside() throws {
         let fixture = try seeded()
-        #expect(try fixture.update([("service", .text("s"))], set: [("label", .string("mine"))], as: fixture.app) == 2)
-        #expect(status { try fixture.update([("account", .text("stranger"))], set: [("label", .string("x"))], as: fixture.app) } == .itemNotFound)
-        #expect(try fixture.delete([("service", .text("s"))], as: fixture.stranger) == 1)
-        #expect(fixture.count([("service", .text("s"))], as: fixture.other) == 2)
-        let otherItems = try fixture.find([("service", .text("s")), ("limit", .text("all"))], as: fixture.other)
+        #expect(try fixture.update([("service", .string("s"))], set: [("label", .string("mine"))], as: fixture.app) == 2)
+        #expect(status { try fixture.update([("account", .string("stranger"))], set: [("label", .string("x"))], as: fixture.app) } == .itemNotFound)
+        #expect(try fixture.delete([("service", .string("s"))], as: fixture.stranger) == 1)
+        #expect(fixture.count([("service", .string("s"))], as: fixture.other) == 2)
+        let otherItems = try fixture.find([("service", .string("s")), ("limit", .string("all"))], as: fixture.other)
         #expect(otherItems.filter { $0["label"] == .string("mine") }.count == 1, "only the shared item was relabelled")
     }
 
     @Test func movingToAForeignGroupIsRefused() throws {
         let fixture = try seeded()
-        #expect(status { try fixture.update([("account", .text("app"))], set: [("accessGroup", .string("team.other"))]) } == .missingEntitlement)
-        #expect(try fixture.update([("account", .text("app"))], set: [("accessGroup", .string("team.shared"))]) == 1)
-        #expect(fixture.count([("accessGroup", .text("team.shared"))], as: fixture.other) == 2)
+        #expect(status { try fixture.update([("account", .string("app"))], set: [("accessGroup", .string("team.other"))]) } == .missingEntitlement)
+        #expect(try fixture.update([("account", .string("app"))], set: [("accessGroup", .string("team.shared"))]) == 1)
+        #expect(fixture.count([("accessGroup", .string("team.shared"))], as: fixture.other) == 2)
     }
 }
 
@@ -291,8 +294,8 @@ import Testing
         let fixture = Fixture()
         let first = try fixture.add([("service", .string("s")), ("account", .string("a")), ("value", .string("1"))])
         try fixture.add([("service", .string("s")), ("account", .string("b")), ("value", .string("1"))])
-        #expect(try fixture.update([("service", .text("s"))], set: [("value", .string("2"))]) == 2)
-        let items = try fixture.find([("service", .text("s")), ("limit", .text("all")), ("return", .text("attributes,data"))])
+        #expect(try fixture.update([("service", .string("s"))], set: [("value", .string("2"))]) == 2)
+        let items = try fixture.find([("service", .string("s")), ("limit", .string("all")), ("return", .string("attributes,data"))])
         #expect(items.map { $0["value"] } == [.string("2"), .string("2")])
         let updated = items[0]
         #expect(updated["creationDate"] == first["creationDate"])
@@ -307,29 +310,29 @@ import Testing
         let fixture = Fixture()
         try fixture.add([("service", .string("s")), ("account", .string("a")), ("label", .string("A"))])
         try fixture.add([("service", .string("s")), ("account", .string("b")), ("label", .string("B"))])
-        #expect(status { try fixture.update([("service", .text("s"))], set: [("account", .string("c"))]) } == .duplicateItem)
-        #expect(status { try fixture.update([("account", .text("a"))], set: [("account", .string("b")), ("label", .string("X"))]) } == .duplicateItem)
-        let labels = try fixture.find([("service", .text("s")), ("limit", .text("all"))]).map { $0["label"] }
+        #expect(status { try fixture.update([("service", .string("s"))], set: [("account", .string("c"))]) } == .duplicateItem)
+        #expect(status { try fixture.update([("account", .string("a"))], set: [("account", .string("b")), ("label", .string("X"))]) } == .duplicateItem)
+        let labels = try fixture.find([("service", .string("s")), ("limit", .string("all"))]).map { $0["label"] }
         #expect(labels == [.string("A"), .string("B")])
     }
 
     @Test func noMatchIsItemNotFound() throws {
         let fixture = Fixture()
-        #expect(status { try fixture.update([("service", .text("s"))], set: [("value", .string("x"))]) } == .itemNotFound)
+        #expect(status { try fixture.update([("service", .string("s"))], set: [("value", .string("x"))]) } == .itemNotFound)
     }
 
     @Test func emptyUpdateIsParam() throws {
         let fixture = Fixture()
         try fixture.add([("service", .string("s"))])
-        #expect(status { try fixture.update([("service", .text("s"))], set: []) } == .param)
+        #expect(status { try fixture.update([("service", .string("s"))], set: []) } == .param)
     }
 
     @Test func seedUpsertFlow() throws {
         // seed 000 setValue: CopyMatching(no result) → Update or Add.
         let fixture = Fixture()
         func setValue(_ value: String, for account: String) throws {
-            let query: [(String, WireValue)] = [("service", .text("someService")), ("account", .text(account))]
-            switch status({ try fixture.service.copyMatching(fixture.query(query + [("return", .text("none"))]), client: fixture.app) }) {
+            let query: [(String, JSONValue)] = [("service", .string("someService")), ("account", .string(account))]
+            switch status({ try fixture.service.copyMatching(fixture.query(query + [("return", .string("none"))]), client: fixture.app) }) {
             case nil: _ = try fixture.update(query, set: [("value", .string(value))])
             case .itemNotFound?: try fixture.add([("service", .string("someService")), ("account", .string(account)), ("value", .string(value))])
             case let other?: throw KeychainError(other)
@@ -337,7 +340,7 @@ import Testing
         }
         try setValue("pwd_1234", for: "genericPassword")
         try setValue("pwd_1235", for: "genericPassword")
-        let item = try fixture.find([("service", .text("someService")), ("account", .text("genericPassword")), ("return", .text("attributes,data"))])
+        let item = try fixture.find([("service", .string("someService")), ("account", .string("genericPassword")), ("return", .string("attributes,data"))])
         #expect(item.first?["value"] == .string("pwd_1235"))
         #expect(fixture.count() == 1)
     }
@@ -349,9 +352,9 @@ import Testing
         try fixture.add([("service", .string("s")), ("account", .string("a"))])
         try fixture.add([("service", .string("s")), ("account", .string("b"))])
         try fixture.add([("service", .string("t")), ("account", .string("a"))])
-        #expect(try fixture.delete([("service", .text("s"))]) == 2)
+        #expect(try fixture.delete([("service", .string("s"))]) == 2)
         #expect(fixture.count() == 1)
-        #expect(status { try fixture.delete([("service", .text("s"))]) } == .itemNotFound)
+        #expect(status { try fixture.delete([("service", .string("s"))]) } == .itemNotFound)
     }
 
     @Test func namingNothingNeedsAll() throws {
@@ -359,14 +362,14 @@ import Testing
         try fixture.add([("service", .string("s"))])
         try fixture.add([("service", .string("t")), ("synchronizable", .bool(true))])
         #expect(status { try fixture.delete([]) } == .param)
-        #expect(fixture.count([("synchronizable", .text("any"))]) == 2)
-        #expect(try fixture.delete([("all", .text("true"))]) == 1, "still only non-synchronizable items")
-        #expect(try fixture.delete([("synchronizable", .text("any"))]) == 1)
+        #expect(fixture.count([("synchronizable", .string("any"))]) == 2)
+        #expect(try fixture.delete([("all", .string("true"))]) == 1, "still only non-synchronizable items")
+        #expect(try fixture.delete([("synchronizable", .string("any"))]) == 1)
     }
 }
 
 @Suite struct IdentityTests {
-    func identityBody(_ name: String, _ extra: [(String, WireValue)] = []) -> [(String, WireValue)] {
+    func identityBody(_ name: String, _ extra: [(String, JSONValue)] = []) -> [(String, JSONValue)] {
         [("certificate", .string(Base64.encode(StubCertificateParser.certificate(name)))),
          ("privateKey", .string(Base64.encode(Array("key-\(name)".utf8))))] + extra
     }
@@ -376,7 +379,7 @@ import Testing
         let added = try fixture.add(.identity, identityBody("leaf", [("label", .string("me")), ("applicationTag", .string("AAE="))]))
         #expect(added.itemClass == .identity)
         #expect(fixture.count(.certificate) == 1)
-        let keys = try fixture.find(.key, [("limit", .text("all"))])
+        let keys = try fixture.find(.key, [("limit", .string("all"))])
         #expect(keys.count == 1)
         #expect(keys[0]["keyClass"] == .string("private"))
         #expect(keys[0]["applicationLabel"] == .string(Base64.encode(StubCertificateParser.hash(Array("leaf".utf8)))))
@@ -393,27 +396,27 @@ import Testing
         let hash = Base64.encode(StubCertificateParser.hash(Array("two".utf8)))
         try fixture.add(.certificate, [("data", .string(Base64.encode(StubCertificateParser.certificate("two"))))])
         try fixture.add(.key, [("keyClass", .string("public")), ("applicationLabel", .string(hash))])
-        let found = try fixture.find(.identity, [("limit", .text("all")), ("return", .text("attributes,data"))])
+        let found = try fixture.find(.identity, [("limit", .string("all")), ("return", .string("attributes,data"))])
         #expect(found.count == 1)
-        let names = found[0].answer(returning: [.attributes, .data]).map(\.name)
+        let names = found[0].answerNames(returning: [.attributes, .data])
         #expect(names.contains("key") && names.contains("certificate") && names.contains("privateKey"))
         #expect(found[0]["privateKey"] == .string(Base64.encode(Array("key-one".utf8))))
         try fixture.add(.key, [("keyClass", .string("private")), ("applicationLabel", .string(hash))])
-        #expect(try fixture.find(.identity, [("limit", .text("all"))]).count == 2)
+        #expect(try fixture.find(.identity, [("limit", .string("all"))]).count == 2)
     }
 
     @Test func identityQueriesTakeKeyAndCertificateAttributes() throws {
         let fixture = Fixture()
         try fixture.add(.identity, identityBody("one", [("applicationTag", .string("AAE="))]))
         try fixture.add(.identity, identityBody("two", [("applicationTag", .string("AAI="))]))
-        #expect(try fixture.find(.identity, [("applicationTag", .text("AAI="))]).first?["serialNumber"] == .string(Base64.encode(Array("two".utf8))))
-        #expect(try fixture.find(.identity, [("serialNumber", .text(Base64.encode(Array("one".utf8))))]).count == 1)
+        #expect(try fixture.find(.identity, [("applicationTag", .string("AAI="))]).first?["serialNumber"] == .string(Base64.encode(Array("two".utf8))))
+        #expect(try fixture.find(.identity, [("serialNumber", .string(Base64.encode(Array("one".utf8))))]).count == 1)
     }
 
     @Test func deleteRemovesBothRows() throws {
         let fixture = Fixture()
         try fixture.add(.identity, identityBody("one"))
-        #expect(try fixture.delete(.identity, [("all", .text("true"))]) == 1)
+        #expect(try fixture.delete(.identity, [("all", .string("true"))]) == 1)
         #expect(fixture.count(.certificate) == 0 && fixture.count(.key) == 0)
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
+import KeychainAPI
 import KeychainCore
 import KeychainTestSupport
 import Testing
 
-/// TokenService and TokenRequestParser over the in-memory store, with the fixture's clock.
+/// TokenService over the in-memory store, with the fixture's clock.
 @Suite struct TokenServiceTests {
     let fixture = Fixture()
-    var tokens: TokenService { TokenService(items: fixture.service) }
+    var tokens: TokenService { TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()) }
 
     @Test func saveKeepsOrRemovesTheRefreshTokenAndReplacesInOneGo() throws {
         let naming = TokenNaming(service: "api")
@@ -46,8 +47,8 @@ import Testing
         } throws: { error in
             (error as? KeychainError)?.code == .itemNotFound && (error as? KeychainError)?.detail?.contains("expired") == true
         }
-        let future = try TokenRequestParser.update(
-            [.init("accessToken", .string("new")), .init("expiresIn", .integer(3600))], now: Fixture.start)
+        let future = try TokenPutRequest(decoding: JSONBody([("accessToken", .string("new")), ("expiresIn", .integer(3600))]))
+            .update(now: Fixture.start)
         try tokens.save(future, naming: naming, client: fixture.app)
         #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer new")
     }
@@ -56,11 +57,11 @@ import Testing
     /// text. `/authorization` never answers `Bearer ` with nothing usable after it.
     @Test(arguments: [
         (nil, "is empty"),
-        (("value", WireValue.string("")), "is empty"),
-        (("data", WireValue.string("/w==")), "is not UTF-8 text"),  // the single byte 0xFF
-    ] as [((String, WireValue)?, String)])
-    func authorizationRefusesAnUnusableAccessToken(secret: (String, WireValue)?, detail: String) throws {
-        var pairs: [(String, WireValue)] = [("service", .string("raw")), ("account", .string("accessToken"))]
+        (("value", JSONValue.string("")), "is empty"),
+        (("data", JSONValue.string("/w==")), "is not UTF-8 text"),  // the single byte 0xFF
+    ] as [((String, JSONValue)?, String)])
+    func authorizationRefusesAnUnusableAccessToken(secret: (String, JSONValue)?, detail: String) throws {
+        var pairs: [(String, JSONValue)] = [("service", .string("raw")), ("account", .string("accessToken"))]
         if let secret { pairs.append(secret) }
         try fixture.add(.genericPassword, pairs)
         let naming = TokenNaming(service: "raw")
@@ -73,19 +74,5 @@ import Testing
         }
         try tokens.save(TokenUpdate(accessToken: "usable"), naming: naming, client: fixture.app)
         #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer usable")
-    }
-
-    @Test(arguments: [
-        [WireValue.Field("accessToken", .string("x")), .init("other", .integer(1))],
-        [.init("accessToken", .integer(1))],
-        [.init("refreshToken", .string("r"))],
-        [.init("accessToken", .string("x")), .init("expiresIn", .integer(0))],
-        [.init("accessToken", .string("x")), .init("expiresIn", .integer(5)), .init("expiresAt", .string("2030-01-01T00:00:00Z"))],
-        [.init("accessToken", .string("x")), .init("accessToken", .string("y"))],
-    ])
-    func badBodiesAreErrSecParam(fields: [WireValue.Field]) {
-        #expect {
-            _ = try TokenRequestParser.update(fields, now: Fixture.start)
-        } throws: { ($0 as? KeychainError)?.code == .param }
     }
 }

@@ -21,4 +21,15 @@ struct UTF8BytesTests {
             #expect(String(validatingUTF8Bytes: buffer) == String(validating: buffer, as: UTF8.self))
         }
     }
+
+    @Test func utf8StringOfSecrets() {
+        #expect(SecretBytes(utf8: "tök\u{0}en").utf8String() == "tök\u{0}en")
+        #expect(SecretBytes([UInt8]()).utf8String() == "")
+        #expect(SecretBytes([0x61, 0xFF]).utf8String() == nil)
+        #expect(SecretBytes([0xED, 0xA0, 0x80]).utf8String() == nil)  // a UTF-16 surrogate
+        #expect(SecretBytes([0xC0, 0xAF]).utf8String() == nil)  // overlong
+        #expect(SecretBytes(utf8: "tök").utf8String(after: "Bearer ") == "Bearer tök")
+        #expect(SecretBytes([UInt8]()).utf8String(after: "Bearer ") == "Bearer ")
+        #expect(SecretBytes([0x61, 0xFF]).utf8String(after: "Bearer ") == nil)
+    }
 }

@@ -14,14 +14,14 @@ final class TestServer: Sendable {
     let application: KeychainApplication
     let adminToken: String
 
-    init() throws {
+    init(auditor: Auditor? = nil) throws {
         let service = KeychainService(store: items, certificateParser: StubCertificateParser())
         var router = Router()
         router.addItemRoutes(service: service)
         router.addClientRoutes(clients: clients, tokens: tokens)
         application = KeychainApplication(
             router: router, authenticator: Authenticator(clients: clients, tokens: tokens),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), auditor: auditor)
         let (token, hash) = tokens.newToken()
         try clients.addClient(Client(name: "root", accessGroups: ["root"], role: .admin, createdAt: Date()), tokenHash: hash)
         adminToken = token

@@ -56,16 +56,17 @@ struct ObserveTests {
     @Test func tagsAreCanonicalKeyedAndShort() {
         let auditor = Auditor(
             file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog)
-        let request = { (method: HTTPMethod, query: [HTTPRequest.QueryItem], body: String) in
-            HTTPRequest(method: method, path: "/items/internetPassword", queryItems: query, body: Array(body.utf8))
+        let request = { (method: HTTPMethod, query: [HTTPRequest.QueryItem], body: String, parameters: PathParameters) in
+            RequestContext(
+                request: HTTPRequest(method: method, path: "/items/internetPassword", queryItems: query, body: Array(body.utf8)),
+                parameters: parameters)
         }
         let fromQuery = auditor.subject(
             of: request(.get, [.init(name: "port", value: "443"), .init(name: "value", value: "secret"),
-                               .init(name: "limit", value: "all"), .init(name: "bogus", value: "x")], ""),
-            parameters: ["class": "internetPassword"])
+                               .init(name: "limit", value: "all"), .init(name: "bogus", value: "x")], "",
+                        ["class": "internetPassword"]))
         let fromBody = auditor.subject(
-            of: request(.post, [], #"{"port":443,"data":"c2VjcmV0","privateKey":"AAAA"}"#),
-            parameters: ["class": "internetPassword"])
+            of: request(.post, [], #"{"port":443,"data":"c2VjcmV0","privateKey":"AAAA"}"#, ["class": "internetPassword"]))
         #expect(fromQuery.attributes.map(\.0) == ["port"], "only attributes of the class")
         #expect(fromBody.attributes.map(\.0) == ["port"])
         #expect(fromQuery.attributes.first?.1 == fromBody.attributes.first?.1, "443 as text and as a number")
@@ -73,9 +74,9 @@ struct ObserveTests {
         #expect(auditor.tag("account", Auditor.raw("bob")) != auditor.tag("service", Auditor.raw("bob")))
 
         let byRef = auditor.subject(
-            of: request(.get, [], ""), parameters: ["class": "internetPassword", "persistentRef": "not-a-ref"])
+            of: request(.get, [], "", ["class": "internetPassword", "persistentRef": "not-a-ref"]))
         #expect(byRef.persistentRef == nil, "only well-formed references are written")
-        let unknownClass = auditor.subject(of: request(.get, [.init(name: "port", value: "1")], ""), parameters: ["class": "nope"])
+        let unknownClass = auditor.subject(of: request(.get, [.init(name: "port", value: "1")], "", ["class": "nope"]))
         #expect(unknownClass.itemClass == nil && unknownClass.attributes.isEmpty)
     }
 

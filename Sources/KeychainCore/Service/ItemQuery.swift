@@ -67,12 +67,11 @@ public struct ItemQuery: Sendable {
     /// query never carries one).
     var summary: String {
         var parts = Attribute.all.compactMap { attribute -> String? in
-            guard let value = attributes[attribute] else { return nil }
-            switch value.wireValue {
+            switch attributes[attribute] {
             case .string(let text): return "\(attribute.name)=\"\(text)\""
             case .integer(let number): return "\(attribute.name)=\(number)"
             case .bool(let flag): return "\(attribute.name)=\(flag)"
-            default: return nil
+            case .data, .date, nil: return nil
             }
         }
         switch synchronizable {
@@ -87,7 +86,7 @@ public struct ItemQuery: Sendable {
 }
 
 /// Where the next page of a CopyMatching answer starts, and how many items the query's numeric
-/// limit still allows. Written as an opaque base64url token (`next` / `cursor`).
+/// limit still allows. Answers spell it as an opaque token (`next`, given back as `cursor`).
 public struct PageCursor: Sendable, Equatable {
     public var after: ItemCursor
     /// Items still allowed by a numeric limit; nil for `all`.
@@ -96,30 +95,6 @@ public struct PageCursor: Sendable, Equatable {
     public init(after: ItemCursor, remaining: Int?) {
         self.after = after
         self.remaining = remaining
-    }
-
-    public var encoded: String {
-        let text = "v1:\(after.afterSequence):\(remaining.map(String.init) ?? "")"
-        return Base64.encode(Array(text.utf8))
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    public init?(encoded: String) {
-        var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.utf8.count % 4 != 0 { base64 += "=" }
-        guard let bytes = Base64.decode(base64), let text = String(validating: bytes, as: UTF8.self) else {
-            return nil
-        }
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "v1", let sequence = Int64(parts[1]), sequence >= 0 else { return nil }
-        if parts[2].isEmpty {
-            remaining = nil
-        } else {
-            guard let count = Int(parts[2]), count > 0 else { return nil }
-            remaining = count
-        }
-        after = ItemCursor(afterSequence: sequence)
     }
 }
 
@@ -134,23 +109,20 @@ public struct ItemUpdate: Sendable {
     }
 }
 
-/// What SecItemAdd is given: attributes, the secret, and the return keys for the answer. For an
-/// identity, `secret` is the certificate's DER and `privateKey` the private key's bytes.
+/// What SecItemAdd is given: attributes and the secret. For an identity, `secret` is the certificate's DER and `privateKey` the private key's bytes.
 public struct NewItem: Sendable {
     public var itemClass: ItemClass
     public var attributes: [Attribute: AttributeValue]
     public var secret: SecretBytes?
     public var privateKey: SecretBytes?
-    public var returnKinds: ReturnKinds
 
     public init(
         itemClass: ItemClass, attributes: [Attribute: AttributeValue] = [:], secret: SecretBytes? = nil,
-        privateKey: SecretBytes? = nil, returnKinds: ReturnKinds = .attributes
+        privateKey: SecretBytes? = nil
     ) {
         self.itemClass = itemClass
         self.attributes = attributes
         self.secret = secret
         self.privateKey = privateKey
-        self.returnKinds = returnKinds
     }
 }

@@ -166,7 +166,7 @@ public final class KeychainService: Sendable {
         case .all:
             take = pageSize
         }
-        // Only what the answer returns is read (`FoundItem.answer`); identities join on attributes.
+        // Only what the return kinds need is read; identities join on attributes.
         var contents: ItemContents = []
         if query.returnKinds.contains(.attributes) || query.itemClass == .identity { contents.insert(.attributes) }
         if query.returnKinds.contains(.data) { contents.insert(.secret) }

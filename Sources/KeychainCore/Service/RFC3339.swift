@@ -54,7 +54,7 @@ public enum RFC3339 {
     }
 
     /// `parse` of UTF-8 bytes (every byte it accepts is ASCII).
-    static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
+    public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Date? {
         var index = 0
         func number(_ digits: Int) -> Int64? {
             guard index + digits <= bytes.count else { return nil }

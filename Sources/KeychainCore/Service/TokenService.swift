@@ -4,14 +4,15 @@ import Foundation
 /// `KeychainService`: the tokens are ordinary generic-password items (see `TokenNaming`), seen
 /// and changed through the item routes too, and isolated by the calling client's access groups.
 ///
-/// The access token's expiry is kept in the item's `generic` attribute (kSecAttrGeneric, Apple's
-/// attribute for application-defined data) as the JSON text `{"expiresAt":"<RFC 3339>"}`; see
-/// docs/decisions.md.
+/// The access token's expiry is `TokenMetadata`, kept in the item's `generic` attribute in the
+/// API's format (`metadataFormat`); see docs/decisions.md.
 public final class TokenService: Sendable {
     public let items: KeychainService
+    private let metadataFormat: any TokenMetadataFormat
 
-    public init(items: KeychainService) {
+    public init(items: KeychainService, metadataFormat: any TokenMetadataFormat) {
         self.items = items
+        self.metadataFormat = metadataFormat
     }
 
     /// The stored tokens of a service.
@@ -27,7 +28,9 @@ public final class TokenService: Sendable {
     public func save(_ update: TokenUpdate, naming: TokenNaming, client: Client) throws -> Int {
         var deleting = [query(naming, .accessToken)]
         var adding = [
-            newItem(naming, .accessToken, update.accessToken, generic: update.expiresAt.map(Self.expiryData)),
+            newItem(
+                naming, .accessToken, update.accessToken,
+                generic: update.expiresAt.map { metadataFormat.encode(TokenMetadata(expiresAt: $0)) }),
         ]
         switch update.refresh {
         case .keep:
@@ -50,7 +53,7 @@ public final class TokenService: Sendable {
         } catch let error as KeychainError where error.code == .itemNotFound {
             refresh = nil
         }
-        let expiresAt = Self.expiry(of: access)
+        let expiresAt = metadata(of: access)?.expiresAt
         return Tokens(
             accessToken: access.secret?.utf8String() ?? "",
             refreshToken: refresh.map { $0.secret?.utf8String() ?? "" },
@@ -65,7 +68,7 @@ public final class TokenService: Sendable {
     /// every request.
     public func authorization(_ naming: TokenNaming, client: Client) throws -> String {
         let access = try find(naming, .accessToken, client: client)
-        if let expiresAt = Self.expiry(of: access), expiresAt <= items.clock() {
+        if let expiresAt = metadata(of: access)?.expiresAt, expiresAt <= items.clock() {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
@@ -118,29 +121,9 @@ public final class TokenService: Sendable {
         return "service \"\(naming.service)\""
     }
 
-    static let expiryPrefix = "{\"expiresAt\":\""
-    static let expirySuffix = "\"}"
-    /// Skipped before the prefix, as the `String(bytes:encoding: .utf8)` this once went through did.
-    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
-
-    /// `{"expiresAt":"2026-11-21T10:00:00.123Z"}` as UTF-8 bytes.
-    static func expiryData(_ date: Date) -> [UInt8] {
-        Array((expiryPrefix + RFC3339.format(date) + expirySuffix).utf8)
-    }
-
-    /// The expiry kept in an access token item's `generic`, nil when there is none (or the
-    /// attribute holds something else, e.g. an item added through the item routes). Read from the
-    /// bytes in place: this runs on every token fetch.
-    static func expiry(of item: Item) -> Date? {
+    /// The metadata kept in an access token item's `generic`, nil when there is none.
+    private func metadata(of item: Item) -> TokenMetadata? {
         guard case .data(let bytes)? = item.attributes[.generic] else { return nil }
-        return bytes.withUnsafeBufferPointer { all in
-            var text = all[...]
-            if text.starts(with: byteOrderMark) { text = text.dropFirst(byteOrderMark.count) }
-            let prefix = expiryPrefix.utf8, suffix = expirySuffix.utf8
-            guard text.count >= prefix.count + suffix.count, text.starts(with: prefix),
-                text.suffix(suffix.count).elementsEqual(suffix)
-            else { return nil }
-            return RFC3339.parse(utf8: UnsafeBufferPointer(rebasing: text.dropFirst(prefix.count).dropLast(suffix.count)))
-        }
+        return metadataFormat.decode(bytes)
     }
 }

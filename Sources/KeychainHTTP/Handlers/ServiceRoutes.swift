@@ -6,12 +6,7 @@ extension Router {
     public mutating func addServiceRoutes(isLocked: @escaping @Sendable () -> Bool) {
         add(.get, "/health", access: .open) { _ in
             let locked = isLocked()
-            return .json(
-                status: locked ? 503 : 200,
-                .object([
-                    ("status", .string(locked ? "locked" : "ok")), ("locked", .bool(locked)),
-                    ("version", .string(KeychaindVersion.current)),
-                ]))
+            return .json(status: locked ? 503 : 200, HealthAnswer(locked: locked))
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import KeychainAPI
 import KeychainCore
 
@@ -12,34 +11,26 @@ extension Router {
     /// The POST routes take no body (an empty body or `{}`).
     public mutating func addVaultRoutes(vault: any VaultAdministration) {
         add(.post, "/admin/lock", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: [])
+            _ = try context.vaultRequest()
             vault.lock()
-            return .json(.object([("status", .integer(0)), ("locked", .bool(true))]))
+            return .json(StatusAnswer.locked(true))
         }
         add(.post, "/admin/unlock", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: [])
+            _ = try context.vaultRequest()
             try vault.unlock()
-            return .json(.object([("status", .integer(0)), ("locked", .bool(false))]))
+            return .json(StatusAnswer.locked(false))
         }
         add(.post, "/admin/rotate", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: ["reencrypt"])
-            var reencrypt = false
-            if let value = context.request.queryItems.last(where: { $0.name == "reencrypt" })?.value {
-                guard let flag = Bool(value) else { throw KeychainError.param("\"reencrypt\" must be true or false") }
-                reencrypt = flag
-            }
-            let term = try vault.rotate(reencrypt: reencrypt)
-            return .json(.object([
-                ("status", .integer(0)), ("term", .integer(Int64(term))), ("reencrypting", .bool(reencrypt)),
-            ]))
+            let request = try context.vaultRequest(allowingReencrypt: true)
+            let term = try vault.rotate(reencrypt: request.reencrypt)
+            return .json(StatusAnswer.rotated(term: term, reencrypting: request.reencrypt))
         }
         add(.post, "/admin/rekey", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: [])
-            let count = try vault.rekey()
-            return .json(.object([("status", .integer(0)), ("rewrapped", .integer(Int64(count)))]))
+            _ = try context.vaultRequest()
+            return .json(StatusAnswer.count(.rewrapped, try vault.rekey()))
         }
         add(.get, "/admin/backup", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: [])
+            _ = try context.vaultRequest()
             let bytes = try vault.backupData()
             return HTTPResponse(
                 status: 200,
@@ -51,42 +42,17 @@ extension Router {
                 body: bytes)
         }
         add(.get, "/admin/vault", access: .admin) { context in
-            try context.request.requireNoArguments(allowedQuery: [])
-            return .json(VaultAnswers.status(vault.status))
+            _ = try context.vaultRequest()
+            return .json(StatusAnswer.vault(vault.status))
         }
     }
 }
 
-enum VaultAnswers {
-    /// `{"status":0,"locked":…,"currentTerm":…,"currentTermEncryptions":…,"terms":…,
-    /// "reencryption":{…}|null,"lastBackup":"…"|null,"backupsCompleted":…}`
-    static func status(_ status: VaultStatus) -> JSONValue {
-        var reencryption = JSONValue.null
-        if let progress = status.reencryption {
-            reencryption = .object([
-                ("state", .string(progress.state.rawValue)), ("targetTerm", .integer(Int64(progress.targetTerm))),
-                ("total", .integer(Int64(progress.total))), ("done", .integer(Int64(progress.done))),
-            ])
-        }
-        return .object([
-            ("status", .integer(0)), ("locked", .bool(status.locked)),
-            ("currentTerm", .integer(Int64(status.currentTerm))),
-            ("currentTermEncryptions", .integer(Int64(clamping: status.currentTermEncryptions))),
-            ("terms", .integer(Int64(status.termCount))), ("reencryption", reencryption),
-            ("lastBackup", status.lastBackup.map { .string(RFC3339.format($0)) } ?? .null),
-            ("backupsCompleted", .integer(Int64(status.backupsCompleted))),
-        ])
-    }
-}
-
-extension HTTPRequest {
-    /// For routes without arguments: the body is empty or `{}`, and the query names only `allowedQuery`.
-    func requireNoArguments(allowedQuery: Set<String>) throws {
-        for item in queryItems where !allowedQuery.contains(item.name) {
-            throw KeychainError.param("unknown query parameter \"\(item.name)\"")
-        }
-        guard !body.isEmpty else { return }
-        let members = try jsonObjectBody()
-        if let (key, _) = members.first { throw KeychainError.param("unknown key \"\(key)\"") }
+extension RequestContext {
+    /// The vault routes' arguments: the query string, then the body only when there is one.
+    func vaultRequest(allowingReencrypt: Bool = false) throws -> VaultRequest {
+        try VaultRequest(
+            decoding: request.queryItems, body: { request.body.isEmpty ? nil : try jsonBody() },
+            allowingReencrypt: allowingReencrypt)
     }
 }

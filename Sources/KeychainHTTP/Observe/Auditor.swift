@@ -85,11 +85,11 @@ public final class Auditor: Sendable {
             remote: request.remoteAddress)
     }
 
-    /// The class, reference and HMACed attributes of a matched request. Only names that are
-    /// attributes of the class are kept (never `value`, `data`, `privateKey`, control keys or
-    /// unknown names); path parameters other than the class, the reference and a client name
-    /// are HMACed.
-    func subject(of request: HTTPRequest, parameters: PathParameters) -> Subject {
+    /// The class, reference and HMACed attributes of a matched request, read from the request
+    /// the handler reads (its body parsed once for both). Only names that are attributes of the
+    /// class are kept (never `value`, `data`, `privateKey`, control keys or unknown names); path
+    /// parameters other than the class, the reference and a client name are HMACed.
+    func subject(of context: RequestContext) -> Subject {
         var subject = Subject()
         var className: String?
         func add(_ name: String, _ value: String) {
@@ -97,29 +97,28 @@ public final class Auditor: Sendable {
             case "class": className = value
             case "persistentRef":
                 subject.persistentRef = PersistentRef(value) != nil ? value : nil
-            case "name" where NewClientRequest.isValidName(value):
+            case "name" where Client.isValidName(value):
                 subject.parameters.append((name, value))
             default:
                 subject.parameters.append((name, tag(name, Self.raw(value))))
             }
         }
         // In name order; most routes have one parameter, which needs no sorting.
-        if parameters.count > 1 {
-            for (name, value) in parameters.sorted(by: { $0.name < $1.name }) { add(name, value) }
+        if context.parameters.count > 1 {
+            for (name, value) in context.parameters.sorted(by: { $0.name < $1.name }) { add(name, value) }
         } else {
-            for (name, value) in parameters { add(name, value) }
+            for (name, value) in context.parameters { add(name, value) }
         }
         guard let className, let itemClass = ItemClass(rawValue: className) else {
             return subject
         }
         subject.itemClass = itemClass.rawValue
-        if request.method == .post {
-            subject.attributes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
+        let body = { (try? context.jsonBody()).map { AttributeArgument.arguments(of: itemClass, in: $0) } ?? [] }
+        if context.request.method == .post {
+            subject.attributes = tags(body())
         } else {
-            subject.attributes = attributeTags(itemClass, request.queryFields)
-            if request.method == .patch {
-                subject.changes = attributeTags(itemClass, (try? request.bodyFields()) ?? [])
-            }
+            subject.attributes = tags(AttributeArgument.arguments(of: itemClass, in: context.request.queryItems))
+            if context.request.method == .patch { subject.changes = tags(body()) }
         }
         return subject
     }
@@ -217,11 +216,14 @@ public final class Auditor: Sendable {
 
     // MARK: - HMAC tags
 
-    private func attributeTags(_ itemClass: ItemClass, _ fields: [WireValue.Field]) -> [(String, String)] {
-        fields.compactMap { field in
-            guard let attribute = Attribute.named(field.name), attribute.belongs(to: itemClass) else { return nil }
-            let canonical = (try? attribute.parse(field.value)).map(Self.canonical) ?? Self.raw(field.value)
-            return (field.name, tag(field.name, canonical))
+    /// Each attribute argument with the tag of its value: of the typed value, or of the value as
+    /// sent when the attribute does not take it.
+    private func tags(_ arguments: [(name: String, argument: AttributeArgument)]) -> [(String, String)] {
+        arguments.map { name, argument in
+            switch argument {
+            case .typed(let value): (name, tag(name, Self.canonical(value)))
+            case .sent(let text): (name, tag(name, Self.raw(text)))
+            }
         }
     }
 
@@ -262,14 +264,7 @@ public final class Auditor: Sendable {
         }
     }
 
-    /// A value the attribute's parser refused, as sent.
-    static func raw(_ value: WireValue) -> [UInt8] {
-        switch value {
-        case .string(let text), .text(let text): raw(text)
-        default: typed("r", JSONValue(value).serialized())
-        }
-    }
-
+    /// A value the attribute refused, as sent.
     static func raw(_ text: String) -> [UInt8] { typed("r", text.utf8) }
 
     /// The type byte and the value's bytes, in one allocation.
@@ -314,151 +309,5 @@ public final class Auditor: Sendable {
                 return count
             }
         }
-    }
-}
-
-/// Writes one JSON object as a line, `{"key":value,...}\n`, in two passes over the same fields:
-/// a measuring writer (`LineWriter()`) adds up the most bytes each field can take, then a writer
-/// over memory of that size (`init(writingTo:)`) writes them, with no check per byte. (Appending
-/// to an `Array` checked its uniqueness and room for every byte, and the line was one more
-/// allocation: ~6k instructions per audit line, docs/benchmarks.md.) A field that would pass the
-/// measured size stops the process rather than write past it.
-struct LineWriter {
-    /// Nil while measuring.
-    private let output: UnsafeMutablePointer<UInt8>?
-    private let capacity: Int
-    /// Measuring: the most bytes of the fields so far. Writing: the bytes written.
-    private var count: Int
-
-    /// A measuring writer.
-    init() {
-        output = nil
-        capacity = .max
-        count = 1  // "{"
-    }
-
-    /// A writing writer, for the fields a measuring one measured, into `memory` of its
-    /// `lineCapacity`.
-    init(writingTo memory: UnsafeMutableBufferPointer<UInt8>) {
-        output = memory.baseAddress!
-        capacity = memory.count
-        memory[0] = UInt8(ascii: "{")
-        count = 1
-    }
-
-    /// The bytes the measured fields take at most, with the line's end.
-    var lineCapacity: Int {
-        precondition(output == nil, "only a measuring writer sizes a line")
-        return count + 2  // "}\n"
-    }
-
-    /// Ends the line; its bytes.
-    mutating func finish() -> UnsafeBufferPointer<UInt8> {
-        let end = room(2)!
-        end[0] = UInt8(ascii: "}")
-        end[1] = 0x0A
-        count += 2
-        return UnsafeBufferPointer(start: output, count: count)
-    }
-
-    /// Where the next field's at most `bound` bytes go; nil while measuring (which counts them).
-    private mutating func room(_ bound: Int) -> UnsafeMutablePointer<UInt8>? {
-        guard let output else {
-            count += bound
-            return nil
-        }
-        precondition(count + bound <= capacity, "a line's fields differ from the fields it was measured with")
-        return output + count
-    }
-
-    /// `key` is one of the entry's field names: plain ASCII literals, so written without escaping.
-    private mutating func key(_ key: StaticString) {
-        guard var position = room(key.utf8CodeUnitCount + 4) else { return }
-        let start = position
-        if count > 1 {
-            position.pointee = UInt8(ascii: ",")
-            position += 1
-        }
-        position.pointee = UInt8(ascii: "\"")
-        (position + 1).update(from: key.utf8Start, count: key.utf8CodeUnitCount)
-        position += 1 + key.utf8CodeUnitCount
-        position[0] = UInt8(ascii: "\"")
-        position[1] = UInt8(ascii: ":")
-        count += position + 2 - start
-    }
-
-    mutating func string(_ name: StaticString, _ value: String) {
-        key(name)
-        guard let position = room(JSONValue.maxStringLength(value)) else { return }
-        count += JSONValue.writeString(value, into: position)
-    }
-
-    /// RFC 3339, UTC, milliseconds.
-    mutating func time(_ name: StaticString, millisecondsSince1970 milliseconds: Int64) {
-        key(name)
-        guard let position = room(RFC3339.formattedLength + 2) else { return }
-        position.pointee = UInt8(ascii: "\"")
-        RFC3339.write(
-            millisecondsSince1970: milliseconds,
-            into: UnsafeMutableBufferPointer(start: position + 1, count: RFC3339.formattedLength))
-        position[RFC3339.formattedLength + 1] = UInt8(ascii: "\"")
-        count += RFC3339.formattedLength + 2
-    }
-
-    mutating func integer(_ name: StaticString, _ value: Int64) {
-        key(name)
-        guard let position = room(UnsafeMutablePointer.maxDecimalLength) else { return }
-        count += position.writeDecimal(value)
-    }
-
-    /// Microseconds as a number of milliseconds, as Swift prints the `Double` (`0.042`, `1.25`,
-    /// `3.0`): a whole part, then the fraction without trailing zeros, at least one digit.
-    mutating func milliseconds(_ name: StaticString, microseconds: UInt64) {
-        key(name)
-        guard var position = room(UnsafeMutablePointer.maxDecimalLength + 4) else { return }
-        let start = position
-        position += position.writeDecimal(microseconds / 1000)
-        position.pointee = UInt8(ascii: ".")
-        let fraction = microseconds % 1000
-        position[1] = UInt8(48 + fraction / 100)
-        position += 2
-        if fraction % 100 != 0 {
-            position.pointee = UInt8(48 + fraction / 10 % 10)
-            position += 1
-            if fraction % 10 != 0 {
-                position.pointee = UInt8(48 + fraction % 10)
-                position += 1
-            }
-        }
-        count += position - start
-    }
-
-    mutating func null(_ name: StaticString) {
-        key(name)
-        guard let position = room(4) else { return }
-        position.update(from: ("null" as StaticString).utf8Start, count: 4)
-        count += 4
-    }
-
-    mutating func object(_ name: StaticString, _ members: [(String, String)]) {
-        key(name)
-        var bound = 2
-        for (key, value) in members { bound += JSONValue.maxStringLength(key) + JSONValue.maxStringLength(value) + 2 }
-        guard var position = room(bound) else { return }
-        let start = position
-        position.pointee = UInt8(ascii: "{")
-        position += 1
-        for index in members.indices {
-            if index > 0 {
-                position.pointee = UInt8(ascii: ",")
-                position += 1
-            }
-            position += JSONValue.writeString(members[index].0, into: position)
-            position.pointee = UInt8(ascii: ":")
-            position += 1
-            position += JSONValue.writeString(members[index].1, into: position)
-        }
-        position.pointee = UInt8(ascii: "}")
-        count += position + 1 - start
     }
 }

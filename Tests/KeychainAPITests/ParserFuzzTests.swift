@@ -50,36 +50,41 @@ struct ParserFuzzTests {
         }
     }
 
-    /// Field names: real attributes, control keys, and junk; values of every wire kind.
+    /// Names: real attributes, control keys, and junk; values of every JSON kind, and query texts.
     static let names: [String] =
         Attribute.all.map(\.name) + ["limit", "return", "caseInsensitive", "cursor", "all", "persistentRef", "value", "data",
                                      "synchronizable", "certificate", "privateKey", "", "\u{0}", "nope", "accessGroup"]
-    static let wireValues: [WireValue] = [
+    static let jsonValues: [JSONValue] = [
         .null, .bool(true), .bool(false), .integer(0), .integer(-1), .integer(Int64.max), .integer(Int64.min),
         .number(0.5), .number(-1e300), .string(""), .string("a\u{0}b"), .string("one"), .string("all"), .string("any"),
         .string("attributes,data,ref"), .string("none"), .string("QUJD"), .string("QUJD="), .string("2026-01-01T00:00:00Z"),
-        .string("whenUnlocked"), .string("https"), .text(""), .text("5"), .text("-5"), .text("true"), .text("any"),
-        .text("99999999999999999999"), .text("attributes, data"), .text("\u{FFFD}"), .array([]), .array([.integer(1)]),
-        .object([]), .object([.init("a", .null)]),
+        .string("whenUnlocked"), .string("https"), .array([]), .array([.integer(1)]), .object([]), .object([("a", .null)]),
     ]
-    static let fields = PropertyBased.zip(Gen.element(of: names), Gen.element(of: wireValues))
-        .map { WireValue.Field($0 ?? "", $1 ?? .null) }.array(of: 0...12)
+    static let texts: [String] = [
+        "", "5", "-5", "0", "true", "false", "any", "one", "all", "none", "99999999999999999999", "attributes, data",
+        "\u{FFFD}", "QUJD", "QUJD=", "2026-01-01T00:00:00Z", "whenUnlocked", "https", "AAAAAAAAAAAAAAAAAAAAAA",
+    ]
+    static let members = PropertyBased.zip(Gen.element(of: names), Gen.element(of: jsonValues))
+        .map { ($0 ?? "", $1 ?? .null) }.array(of: 0...12)
+    static let parameters = PropertyBased.zip(Gen.element(of: names), Gen.element(of: texts))
+        .map { QueryParameter(name: $0 ?? "", value: $1 ?? "") }.array(of: 0...12)
     static let classes = Gen<ItemClass>.case
 
-    @Test func requestParserOnlyEverThrowsKeychainErrors() async {
-        await propertyCheck(count: Self.count, input: Self.classes, Self.fields) { itemClass, fields in
+    @Test func requestDecodersOnlyEverThrowKeychainErrors() async {
+        await propertyCheck(count: Self.count, input: Self.classes, Self.members, Self.parameters) { itemClass, members, parameters in
+            let body = JSONBody(members)
+            Self.expectKeychainErrorOnly { _ = try ItemAddRequest(decoding: body, of: itemClass) }
+            Self.expectKeychainErrorOnly { _ = try ItemUpdate(decoding: body, of: itemClass) }
+            Self.expectKeychainErrorOnly { _ = try TokenPutRequest(decoding: body) }
+            Self.expectKeychainErrorOnly { _ = try ClientCreateRequest(decoding: body) }
             for operation in [ItemOperation.add, .copyMatching, .update, .delete] {
-                Self.expectKeychainErrorOnly {
-                    switch operation {
-                    case .add: _ = try ItemRequestParser.newItem(itemClass, fields)
-                    case .update: _ = try ItemRequestParser.update(itemClass, fields)
-                    default: _ = try ItemRequestParser.query(itemClass, fields, for: operation)
-                    }
-                }
+                Self.expectKeychainErrorOnly { _ = try ItemQuery(decoding: parameters, of: itemClass, for: operation) }
             }
             Self.expectKeychainErrorOnly {
-                _ = try ItemRequestParser.query(itemClass, fields, for: .copyMatching, persistentRef: "AAAAAAAAAAAAAAAAAAAAAA")
+                _ = try ItemQuery(
+                    decoding: parameters, of: itemClass, for: .copyMatching, persistentRef: "AAAAAAAAAAAAAAAAAAAAAA")
             }
+            Self.expectKeychainErrorOnly { _ = try TokenNaming(service: "s", decoding: parameters) }
         }
     }
 

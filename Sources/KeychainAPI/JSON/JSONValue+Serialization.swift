@@ -3,41 +3,9 @@ import KeychainCore
 extension JSONValue {
     /// The compact JSON text of this value, UTF-8.
     public func serialized() -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(128)
-        write(to: &output)
-        return output
-    }
-
-    public func write(to output: inout [UInt8]) {
-        switch self {
-        case .null: output.append(contentsOf: "null".utf8)
-        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): output.append(contentsOf: String(value).utf8)
-        case .number(let value):
-            if value.rounded() == value, abs(value) < 1e15 {
-                output.append(contentsOf: String(Int64(value)).utf8)
-            } else {
-                output.append(contentsOf: "\(value)".utf8)
-            }
-        case .string(let value): Self.writeString(value, to: &output)
-        case .array(let elements):
-            output.append(UInt8(ascii: "["))
-            for (offset, element) in elements.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                element.write(to: &output)
-            }
-            output.append(UInt8(ascii: "]"))
-        case .object(let members):
-            output.append(UInt8(ascii: "{"))
-            for (offset, member) in members.enumerated() {
-                if offset > 0 { output.append(UInt8(ascii: ",")) }
-                Self.writeString(member.0, to: &output)
-                output.append(UInt8(ascii: ":"))
-                member.1.write(to: &output)
-            }
-            output.append(UInt8(ascii: "}"))
-        }
+        var writer = JSONWriter()
+        writer.value(self)
+        return writer.bytes
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
@@ -45,12 +13,15 @@ extension JSONValue {
     /// `string` as a JSON string literal: `"`, `\` and control characters escaped; runs of
     /// bytes that need no escape are copied whole (every answer and log line goes through here).
     public static func writeString(_ string: String, to output: inout [UInt8]) {
+        string.withUTF8Bytes { writeString(utf8: $0, to: &output) }
+    }
+
+    /// The same for a string given as its (valid) UTF-8 bytes.
+    public static func writeString(utf8: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        string.withUTF8Bytes { utf8 in
-            forEachRun(of: utf8) { run, escaped in
-                output.append(contentsOf: run)
-                if let escaped { escape(escaped) { output.append(contentsOf: $0) } }
-            }
+        forEachRun(of: utf8) { run, escaped in
+            output.append(contentsOf: run)
+            if let escaped { escape(escaped) { output.append(contentsOf: $0) } }
         }
         output.append(UInt8(ascii: "\""))
     }

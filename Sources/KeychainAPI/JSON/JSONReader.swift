@@ -1,23 +1,9 @@
 import KeychainCore
 
-extension JSONValue {
-    /// Nesting deeper than this is refused, so hostile input cannot exhaust the stack.
-    public static let maximumDepth = 64
-
-    /// Parses one JSON text (RFC 8259): UTF-8 only, no duplicate object keys, nesting bounded.
-    public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
-            var parser = JSONParser(bytes: buffer)
-            return try parser.parseDocument()
-        }
-    }
-
-    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
-        try parse(Array(text.utf8))
-    }
-}
-
-private struct JSONParser {
+/// Reads one JSON text (RFC 8259) from UTF-8 bytes: whole values (`JSONValue.parse`), or an
+/// object member by member with a string's bytes read in place, building nothing it is not asked
+/// for (stored token metadata is read so on every token fetch).
+struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
     var depth = 0
@@ -25,8 +11,16 @@ private struct JSONParser {
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        let value = try readDocument { reader throws(JSONParseError) in try reader.parseValue() }
+        return value
+    }
+
+    /// The one value of the text, read by `body` between the leading and trailing whitespace.
+    mutating func readDocument<Value>(
+        _ body: (inout JSONReader) throws(JSONParseError) -> Value
+    ) throws(JSONParseError) -> Value {
         skipWhitespace()
-        let value = try parseValue()
+        let value = try body(&self)
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected content after the JSON value") }
         return value
@@ -76,28 +70,36 @@ private struct JSONParser {
     }
 
     mutating func parseObject() throws(JSONParseError) -> JSONValue {
-        try enter()
-        index += 1
         var members: [(String, JSONValue)] = []
         var keys = Set<String>()
+        try readObject { key, reader throws(JSONParseError) in
+            guard keys.insert(key).inserted else { throw reader.fail("duplicate key \"\(key)\"") }
+            members.append((key, try reader.memberValue()))
+        }
+        return .object(members)
+    }
+
+    /// Reads the object at the reader member by member: `member` is handed each key with the
+    /// reader just after it, and reads the member's value with `memberValue()` or
+    /// `memberString(_:)` (each takes the `:` first).
+    mutating func readObject(
+        _ member: (String, inout JSONReader) throws(JSONParseError) -> Void
+    ) throws(JSONParseError) {
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { throw fail("expected an object") }
+        try enter()
+        index += 1
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
                 throw fail("expected an object key")
             }
-            let key = try parseString()
-            guard keys.insert(key).inserted else { throw fail("duplicate key \"\(key)\"") }
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-            index += 1
-            skipWhitespace()
-            members.append((key, try parseValue()))
+            try member(try parseString(), &self)
             skipWhitespace()
             guard index < bytes.count else { throw fail("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {
@@ -107,8 +109,47 @@ private struct JSONParser {
             guard bytes[index] == UInt8(ascii: "}") else { throw fail("expected ',' or '}'") }
             index += 1
             depth -= 1
-            return .object(members)
+            return
         }
+    }
+
+    /// The `:` after an object key and the whitespace around it.
+    private mutating func colon() throws(JSONParseError) {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// The value of the member whose key was just read.
+    mutating func memberValue() throws(JSONParseError) -> JSONValue {
+        try colon()
+        return try parseValue()
+    }
+
+    /// The string value of the member whose key was just read, handed to `body` as UTF-8: in
+    /// place when it is printable ASCII without escapes (a stored date), else decoded first.
+    /// nil when the value is not a string (it is then skipped).
+    mutating func memberString<Result>(
+        _ body: (UnsafeBufferPointer<UInt8>) -> Result
+    ) throws(JSONParseError) -> Result? {
+        try colon()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+            _ = try parseValue()
+            return nil
+        }
+        var end = index + 1
+        while end < bytes.count, bytes[end] >= 0x20, bytes[end] < 0x80, bytes[end] != UInt8(ascii: "\""),
+            bytes[end] != UInt8(ascii: "\\")
+        {
+            end += 1
+        }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            defer { index = end + 1 }
+            return body(UnsafeBufferPointer(rebasing: bytes[(index + 1)..<end]))
+        }
+        var text = try parseString()
+        return text.withUTF8(body)
     }
 
     mutating func parseArray() throws(JSONParseError) -> JSONValue {
@@ -136,7 +177,6 @@ private struct JSONParser {
             return .array(elements)
         }
     }
-
     mutating func parseNumber() throws(JSONParseError) -> JSONValue {
         let start = index
         var isInteger = true

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainAPI
 import KeychainCore
 import Testing
 
@@ -8,10 +9,29 @@ import Testing
         case failure(KeychainError.Code)
     }
 
+    /// A value as a JSON body gives it, or as a query string does.
+    enum Spelled: Sendable {
+        case json(JSONValue)
+        case text(String)
+
+        static func string(_ text: String) -> Spelled { .json(.string(text)) }
+        static func integer(_ number: Int64) -> Spelled { .json(.integer(number)) }
+        static func number(_ number: Double) -> Spelled { .json(.number(number)) }
+        static func bool(_ flag: Bool) -> Spelled { .json(.bool(flag)) }
+        static var null: Spelled { .json(.null) }
+
+        func typed(for attribute: Attribute) throws -> AttributeValue {
+            switch self {
+            case .json(let value): try attribute.value(json: value)
+            case .text(let text): try attribute.value(text: text)
+            }
+        }
+    }
+
     struct Case: CustomTestStringConvertible, Sendable {
         let itemClass: ItemClass
         let name: String
-        let value: WireValue
+        let value: Spelled
         let expected: Expect
         var testDescription: String { "\(itemClass.rawValue).\(name) = \(value)" }
     }
@@ -58,10 +78,10 @@ import Testing
         let attribute = try #require(Attribute.named(testCase.name))
         switch testCase.expected {
         case .success(let value):
-            #expect(try attribute.parse(testCase.value) == value)
+            #expect(try testCase.value.typed(for: attribute) == value)
         case .failure(let code):
             do {
-                _ = try attribute.parse(testCase.value)
+                _ = try testCase.value.typed(for: attribute)
                 Issue.record("expected \(code)")
             } catch let error as KeychainError {
                 #expect(error.code == code)
@@ -75,12 +95,27 @@ import Testing
         #expect(RFC3339.format(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(RFC3339.format(Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01T00:00:00.000Z")
         #expect(RFC3339.parse("2024-02-29T23:59:59.5Z").map(RFC3339.format) == "2024-02-29T23:59:59.500Z")
-        #expect(AttributeValue.date(Date(timeIntervalSince1970: 1_795_255_200.123)).wireValue
-            == .string("2026-11-21T10:00:00.123Z"))
+        #expect(written(.date(Date(timeIntervalSince1970: 1_795_255_200.123))) == #""2026-11-21T10:00:00.123Z""#)
+        #expect(AttributeValue.date(Date(timeIntervalSince1970: 1_795_255_200.123)).queryText == "2026-11-21T10:00:00.123Z")
     }
 
     @Test func dataIsAnsweredInPaddedBase64() {
-        #expect(AttributeValue.data([0, 1]).wireValue == .string("AAE="))
+        #expect(written(.data([0, 1])) == #""AAE=""#)
+        #expect(AttributeValue.data([0, 1]).queryText == "AAE=")
+    }
+
+    @Test func otherValuesAreAnsweredAsJSON() {
+        #expect(written(.string("a\"b")) == #""a\"b""#)
+        #expect(written(.integer(-443)) == "-443")
+        #expect(written(.bool(true)) == "true")
+        #expect(AttributeValue.integer(-443).queryText == "-443")
+        #expect(AttributeValue.bool(false).queryText == "false")
+    }
+
+    func written(_ value: AttributeValue) -> String {
+        var writer = JSONWriter()
+        value.write(to: &writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
     }
 }
 
@@ -94,37 +129,45 @@ import Testing
     }
 
 @Suite struct RequestParsingTests {
-    func fields(_ pairs: [(String, WireValue)]) -> [WireValue.Field] { pairs.map { .init($0.0, $0.1) } }
+    static func parameters(_ pairs: [(String, String)]) -> [QueryParameter] {
+        pairs.map { QueryParameter(name: $0.0, value: $0.1) }
+    }
 
-    func queryStatus(_ pairs: [(String, WireValue)], _ operation: ItemOperation) -> KeychainError.Code? {
+    static func query(
+        _ pairs: [(String, String)], _ itemClass: ItemClass = .genericPassword, for operation: ItemOperation = .copyMatching
+    ) throws -> ItemQuery {
+        try ItemQuery(decoding: parameters(pairs), of: itemClass, for: operation)
+    }
+
+    func queryStatus(_ pairs: [(String, String)], _ operation: ItemOperation) -> KeychainError.Code? {
         queryStatus(.genericPassword, pairs, operation)
     }
 
-    func queryStatus(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], _ operation: ItemOperation)
+    func queryStatus(_ itemClass: ItemClass, _ pairs: [(String, String)], _ operation: ItemOperation)
         -> KeychainError.Code?
     {
-        status { try ItemRequestParser.query(itemClass, fields(pairs), for: operation) }
+        status { try Self.query(pairs, itemClass, for: operation) }
     }
 
     @Test func limits() throws {
         func limit(_ text: String) throws -> MatchLimit {
-            try ItemRequestParser.query(.genericPassword, fields([("limit", .text(text))]), for: .copyMatching).limit
+            try Self.query([("limit", text)]).limit
         }
-        #expect(try ItemRequestParser.query(.genericPassword, [], for: .copyMatching).limit == .one)
+        #expect(try Self.query([]).limit == .one)
         #expect(try limit("one") == .one)
         #expect(try limit("all") == .all)
         #expect(try limit("5") == .count(5))
         #expect(try limit("1").isSingle)
         for bad in ["0", "-1", "many", ""] {
-            #expect(queryStatus([("limit", .text(bad))], .copyMatching) == .param)
+            #expect(queryStatus([("limit", bad)], .copyMatching) == .param)
         }
     }
 
     @Test func returnKinds() throws {
         func kinds(_ text: String) throws -> ReturnKinds {
-            try ItemRequestParser.query(.genericPassword, fields([("return", .text(text))]), for: .copyMatching).returnKinds
+            try Self.query([("return", text)]).returnKinds
         }
-        #expect(try ItemRequestParser.query(.genericPassword, [], for: .copyMatching).returnKinds == .attributes)
+        #expect(try Self.query([]).returnKinds == .attributes)
         #expect(try kinds("data") == .data)
         #expect(try kinds("attributes,data") == [.attributes, .data])
         #expect(try kinds("ref") == .ref)
@@ -132,40 +175,40 @@ import Testing
         #expect(try kinds(" data ,  ref,attributes ") == [.attributes, .data, .ref])
         #expect(try kinds("data,data") == .data)
         for bad in ["", "secret", "none,data", "data,", ",data", " ", "data,,ref", "dáta", "data\u{301}", ",\u{301}data", "da ta"] {
-            #expect(queryStatus([("return", .text(bad))], .copyMatching) == .param)
+            #expect(queryStatus([("return", bad)], .copyMatching) == .param)
         }
     }
 
     @Test func aNameGivenTwiceIsNamedInTheError() throws {
         for count in [2, 5, 16, 17, 40] {
-            var pairs = (0..<(count - 1)).map { ("label\($0)", WireValue.text("x")) }
-            pairs.insert(("label0", .text("y")), at: count / 2)
+            var pairs = (0..<(count - 1)).map { ("label\($0)", "x") }
+            pairs.insert(("label0", "y"), at: count / 2)
             #expect(throws: KeychainError.param("\"label0\" is given more than once")) {
-                _ = try ItemRequestParser.query(.genericPassword, fields(pairs), for: .copyMatching)
+                _ = try Self.query(pairs)
             }
         }
     }
 
     @Test func synchronizableFilter() throws {
-        func sync(_ pairs: [(String, WireValue)]) throws -> SynchronizableFilter {
-            try ItemRequestParser.query(.genericPassword, fields(pairs), for: .copyMatching).synchronizable
+        func sync(_ pairs: [(String, String)]) throws -> SynchronizableFilter {
+            try Self.query(pairs).synchronizable
         }
         #expect(try sync([]) == .nonSynchronizable)
-        #expect(try sync([("synchronizable", .text("true"))]) == .synchronizable)
-        #expect(try sync([("synchronizable", .text("any"))]) == .any)
-        #expect(queryStatus([("synchronizable", .text("maybe"))], .copyMatching) == .param)
+        #expect(try sync([("synchronizable", "true")]) == .synchronizable)
+        #expect(try sync([("synchronizable", "any")]) == .any)
+        #expect(queryStatus([("synchronizable", "maybe")], .copyMatching) == .param)
     }
 
     struct QueryCase: Sendable, CustomTestStringConvertible {
         let operation: ItemOperation
         let itemClass: ItemClass
-        let pairs: [(String, WireValue)]
+        let pairs: [(String, String)]
         let expected: KeychainError.Code?
         var testDescription: String { "\(operation) \(itemClass.rawValue) \(pairs.map(\.0))" }
-        init(_ operation: ItemOperation, _ pairs: [(String, WireValue)], _ expected: KeychainError.Code?) {
+        init(_ operation: ItemOperation, _ pairs: [(String, String)], _ expected: KeychainError.Code?) {
             self.init(operation, .genericPassword, pairs, expected)
         }
-        init(_ operation: ItemOperation, _ itemClass: ItemClass, _ pairs: [(String, WireValue)], _ expected: KeychainError.Code?) {
+        init(_ operation: ItemOperation, _ itemClass: ItemClass, _ pairs: [(String, String)], _ expected: KeychainError.Code?) {
             self.operation = operation
             self.itemClass = itemClass
             self.pairs = pairs
@@ -174,26 +217,26 @@ import Testing
     }
 
     static let queryCases: [QueryCase] = [
-        QueryCase(.copyMatching, [("service", .text("s")), ("caseInsensitive", .text("true"))], nil),
-        QueryCase(.copyMatching, [("nonsense", .text("x"))], .noSuchAttr),
-        QueryCase(.copyMatching, [("server", .text("x"))], .noSuchAttr),
-        QueryCase(.copyMatching, .certificate, [("applicationTag", .text("AAE="))], .noSuchAttr),
-        QueryCase(.delete, .certificate, [("applicationTag", .text("AAE="))], .noSuchAttr),
-        QueryCase(.copyMatching, .identity, [("applicationTag", .text("AAE=")), ("issuer", .text("AAE="))], nil),
-        QueryCase(.copyMatching, [("all", .text("true"))], .param),
-        QueryCase(.copyMatching, [("service", .text("a")), ("service", .text("b"))], .param),
-        QueryCase(.update, [("limit", .text("one"))], .param),
-        QueryCase(.update, [("caseInsensitive", .text("true"))], .param),
-        QueryCase(.update, [("return", .text("data"))], .param),
-        QueryCase(.update, [("cursor", .text("x"))], .param),
-        QueryCase(.delete, [("limit", .text("all"))], .param),
-        QueryCase(.delete, [("caseInsensitive", .text("false"))], .param),
-        QueryCase(.delete, [("return", .text("data")), ("service", .text("s"))], nil),
-        QueryCase(.delete, [("all", .text("true"))], nil),
-        QueryCase(.delete, [("all", .text("sure"))], .param),
-        QueryCase(.copyMatching, [("cursor", .text("garbage"))], .param),
-        QueryCase(.copyMatching, [("persistentRef", .text("short"))], .param),
-        QueryCase(.copyMatching, [("value", .text("x")), ("data", .text("AAE="))], .param),
+        QueryCase(.copyMatching, [("service", "s"), ("caseInsensitive", "true")], nil),
+        QueryCase(.copyMatching, [("nonsense", "x")], .noSuchAttr),
+        QueryCase(.copyMatching, [("server", "x")], .noSuchAttr),
+        QueryCase(.copyMatching, .certificate, [("applicationTag", "AAE=")], .noSuchAttr),
+        QueryCase(.delete, .certificate, [("applicationTag", "AAE=")], .noSuchAttr),
+        QueryCase(.copyMatching, .identity, [("applicationTag", "AAE="), ("issuer", "AAE=")], nil),
+        QueryCase(.copyMatching, [("all", "true")], .param),
+        QueryCase(.copyMatching, [("service", "a"), ("service", "b")], .param),
+        QueryCase(.update, [("limit", "one")], .param),
+        QueryCase(.update, [("caseInsensitive", "true")], .param),
+        QueryCase(.update, [("return", "data")], .param),
+        QueryCase(.update, [("cursor", "x")], .param),
+        QueryCase(.delete, [("limit", "all")], .param),
+        QueryCase(.delete, [("caseInsensitive", "false")], .param),
+        QueryCase(.delete, [("return", "data"), ("service", "s")], nil),
+        QueryCase(.delete, [("all", "true")], nil),
+        QueryCase(.delete, [("all", "sure")], .param),
+        QueryCase(.copyMatching, [("cursor", "garbage")], .param),
+        QueryCase(.copyMatching, [("persistentRef", "short")], .param),
+        QueryCase(.copyMatching, [("value", "x"), ("data", "AAE=")], .param),
     ]
 
     @Test(arguments: queryCases)
@@ -203,13 +246,13 @@ import Testing
 
     struct BodyCase: Sendable, CustomTestStringConvertible {
         let itemClass: ItemClass
-        let pairs: [(String, WireValue)]
+        let pairs: [(String, JSONValue)]
         let expected: KeychainError.Code?
         var testDescription: String { "\(itemClass.rawValue) \(pairs.map(\.0))" }
-        init(_ pairs: [(String, WireValue)], _ expected: KeychainError.Code?) {
+        init(_ pairs: [(String, JSONValue)], _ expected: KeychainError.Code?) {
             self.init(.genericPassword, pairs, expected)
         }
-        init(_ itemClass: ItemClass, _ pairs: [(String, WireValue)], _ expected: KeychainError.Code?) {
+        init(_ itemClass: ItemClass, _ pairs: [(String, JSONValue)], _ expected: KeychainError.Code?) {
             self.itemClass = itemClass
             self.pairs = pairs
             self.expected = expected
@@ -242,7 +285,8 @@ import Testing
 
     @Test(arguments: addCases)
     func addBodies(_ testCase: BodyCase) {
-        #expect(status { try ItemRequestParser.newItem(testCase.itemClass, fields(testCase.pairs)) } == testCase.expected)
+        #expect(
+            status { try ItemAddRequest(decoding: JSONBody(testCase.pairs), of: testCase.itemClass) } == testCase.expected)
     }
 
     static let updateCases: [BodyCase] = [
@@ -262,13 +306,14 @@ import Testing
 
     @Test(arguments: updateCases)
     func updateBodies(_ testCase: BodyCase) {
-        #expect(status { try ItemRequestParser.update(testCase.itemClass, fields(testCase.pairs)) } == testCase.expected)
+        #expect(status { try ItemUpdate(decoding: JSONBody(testCase.pairs), of: testCase.itemClass) } == testCase.expected)
     }
 
     @Test func cursorRoundTrips() throws {
         let cursor = PageCursor(after: ItemCursor(afterSequence: 42), remaining: 7)
-        #expect(PageCursor(encoded: cursor.encoded) == cursor)
+        #expect(PageCursor(token: cursor.token) == cursor)
         let open = PageCursor(after: ItemCursor(afterSequence: 9), remaining: nil)
-        #expect(PageCursor(encoded: open.encoded) == open)
+        #expect(PageCursor(token: open.token) == open)
+        #expect(PageCursor(token: "garbage") == nil)
     }
 }

@@ -66,12 +66,19 @@ struct JSONValueTests {
         _ = try JSONValue.parse(allowed)
     }
 
-    @Test func errorBodyRoundTripsEveryCode() {
+    @Test func errorBodyRoundTripsEveryCode() throws {
         for code in KeychainError.Code.allCases {
-            let error = KeychainError(code, "detail for \(code)")
-            #expect(KeychainError(errorBody: error.errorBody) == error)
-            #expect(error.errorBody["message"] == .string(code.message))
-            #expect(error.errorBody["error"] == .string(code.name))
+            for error in [KeychainError(code, "detail for \(code)"), KeychainError(code)] {
+                let json = try JSONValue.parse(ErrorBody(error).encoded())
+                #expect(ErrorBody(decoding: json)?.error == error)
+                #expect(json["message"] == .string(code.message))
+                #expect(json["error"] == .string(code.name))
+                #expect(json["status"] == .integer(Int64(code.rawValue)))
+                #expect((json["detail"] == nil) == (error.detail == nil))
+            }
         }
+        #expect(
+            ErrorBody(KeychainError.itemNotFound("no \"x\"")).encoded()
+                == Array(#"{"status":-25300,"error":"errSecItemNotFound","message":"The specified item could not be found in the keychain.","detail":"no \"x\""}"#.utf8))
     }
 }

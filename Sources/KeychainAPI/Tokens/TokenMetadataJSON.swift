@@ -1,0 +1,40 @@
+import KeychainCore
+
+/// Token metadata as stored in an access token item's `generic` bytes: the UTF-8 JSON text
+/// `{"expiresAt":"2026-11-21T10:00:00.123Z"}` (docs/decisions.md, "Tokens and client"). An
+/// object, so that what server-side refresh adds joins as members; members this version does not
+/// know are skipped. Read on every token fetch, in place: no JSON value is built.
+public struct TokenMetadataJSON: TokenMetadataFormat {
+    public init() {}
+
+    public func encode(_ metadata: TokenMetadata) -> [UInt8] {
+        JSONWriter.object(capacity: 48) { object in
+            if let expiresAt = metadata.expiresAt { object.member("expiresAt", expiresAt) }
+        }
+    }
+
+    /// Skipped before the text, as the `String(bytes:encoding: .utf8)` this was once read through did.
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    public func decode(_ bytes: [UInt8]) -> TokenMetadata? {
+        bytes.withUnsafeBufferPointer { all in
+            let text = all.starts(with: Self.byteOrderMark) ? UnsafeBufferPointer(rebasing: all.dropFirst(3)) : all
+            var reader = JSONReader(bytes: text)
+            var metadata = TokenMetadata()
+            do {
+                try reader.readDocument { (document: inout JSONReader) throws(JSONParseError) in
+                    try document.readObject { key, member throws(JSONParseError) in
+                        if key == "expiresAt" {
+                            metadata.expiresAt = try member.memberString { RFC3339.parse(utf8: $0) } ?? nil
+                        } else {
+                            _ = try member.memberValue()
+                        }
+                    }
+                }
+            } catch {
+                return nil
+            }
+            return metadata
+        }
+    }
+}

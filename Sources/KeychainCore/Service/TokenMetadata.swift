@@ -1,0 +1,23 @@
+import Foundation
+
+/// What keychaind keeps about a service's access token besides the token itself: when it
+/// expires (and, later, what a server-side refresh needs). Kept in the access token item's
+/// `generic` attribute (kSecAttrGeneric, Apple's attribute for application-defined data), so
+/// tokens stay ordinary generic passwords, visible and changeable through the item routes.
+public struct TokenMetadata: Sendable, Equatable {
+    public var expiresAt: Date?
+
+    public init(expiresAt: Date? = nil) {
+        self.expiresAt = expiresAt
+    }
+}
+
+/// How token metadata is written into, and read from, an access token item's `generic` bytes.
+/// The format is the API's (`TokenMetadataJSON` in KeychainAPI); Core says what the metadata
+/// means, not how it is spelled.
+public protocol TokenMetadataFormat: Sendable {
+    func encode(_ metadata: TokenMetadata) -> [UInt8]
+    /// The metadata `bytes` hold; nil when they hold none (an item written through the item
+    /// routes may hold anything there). Runs on every token fetch.
+    func decode(_ bytes: [UInt8]) -> TokenMetadata?
+}

@@ -1,0 +1,32 @@
+/// Which generic-password items hold a service's tokens (`api.md` "Auth tokens", seed 002):
+/// service = `{service}`, account = `accessToken` / `refreshToken`; or, with a user,
+/// service = `{service}.accessToken` / `{service}.refreshToken`, account = the user.
+public struct TokenNaming: Sendable, Equatable {
+    public var service: String
+    public var user: String?
+    /// Restricts the routes to one of the client's groups (and adds there); nil: the default group
+    /// on add, every group of the client on search and delete.
+    public var accessGroup: String?
+
+    public init(service: String, user: String? = nil, accessGroup: String? = nil) {
+        self.service = service
+        self.user = user
+        self.accessGroup = accessGroup
+    }
+
+    public enum Kind: String, Sendable, CaseIterable {
+        case accessToken, refreshToken
+    }
+
+    /// The primary-key attributes of one of the two items.
+    public func attributes(_ kind: Kind) -> [Attribute: AttributeValue] {
+        var attributes: [Attribute: AttributeValue]
+        if let user {
+            attributes = [.service: .string("\(service).\(kind.rawValue)"), .account: .string(user)]
+        } else {
+            attributes = [.service: .string(service), .account: .string(kind.rawValue)]
+        }
+        if let accessGroup { attributes[.accessGroup] = .string(accessGroup) }
+        return attributes
+    }
+}

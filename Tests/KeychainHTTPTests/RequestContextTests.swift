@@ -1,0 +1,50 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+import Testing
+
+@testable import KeychainHTTP
+
+/// The handler and the auditor read one decoded request; the audit line's reference comes from
+/// the typed answer.
+struct RequestContextTests {
+    static func context(body: String) -> RequestContext {
+        RequestContext(request: HTTPRequest(method: .post, path: "/", body: Array(body.utf8)), parameters: [:])
+    }
+
+    @Test func theBodyIsOneJSONObjectOrErrSecParam() throws {
+        #expect(try Self.context(body: #"{"a":1}"#).jsonBody().members.map(\.0) == ["a"])
+        let bad = Self.context(body: "[1]")
+        for _ in 0..<2 {
+            #expect(throws: KeychainError.param("the body must be a JSON object, not an array")) { try bad.jsonBody() }
+        }
+        #expect(throws: KeychainError.param("the body is not valid JSON: unexpected end of JSON at byte 0")) {
+            try Self.context(body: "").jsonBody()
+        }
+    }
+
+    @Test func anAddsAuditLineNamesTheItemItsAnswerNames() throws {
+        let path = ObserveTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        // failClosed: every line is written on the request's thread, before its answer.
+        let auditor = Auditor(file: AuditFile(path: path), failClosed: true, mac: SHA256Stub.mac, logger: ObserveTests.noLog)
+        let server = try TestServer(auditor: auditor)
+        let bodies = [
+            #"{"service":"a","value":"x"}"#, #"{"service":"b","value":"x","return":"none"}"#,
+            #"{"service":"c","value":"x","return":"data"}"#, #"{"service":"d","label":5}"#,
+        ]
+        let answers = bodies.map { server.send(.post, "/v1/items/genericPassword", token: server.adminToken, body: $0) }
+        #expect(answers.map(\.status) == [201, 201, 201, 400])
+        let outcomes = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .filter { $0["route"] as? String == "/items/{class}" && $0["phase"] == nil }
+        #expect(outcomes.count == 4)
+        #expect(outcomes[0]["persistentRef"] as? String == answers[0].item?["persistentRef"]?.stringValue)
+        #expect(outcomes[0]["persistentRef"] != nil)
+        #expect(outcomes[1]["persistentRef"] == nil && outcomes[2]["persistentRef"] == nil, "the answer names no item")
+        #expect(outcomes[3]["persistentRef"] == nil)
+        #expect(
+            (outcomes[3]["attributes"] as? [String: String]).map { Set($0.keys) } == ["service", "label"],
+            "a refused body's attributes are recorded too")
+    }
+}
