@@ -80,6 +80,16 @@ final class TestConnection {
 
     deinit { close(descriptor) }
 
+    /// The port of this end of the connection (how the server's side of it is found).
+    var localPort: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
     func write(_ data: Data) throws {
         try data.withUnsafeBytes { raw in
             var offset = 0
