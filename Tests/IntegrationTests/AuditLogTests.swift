@@ -180,14 +180,10 @@ struct AuditLogTests {
         #expect(try http.json("POST", "/v1/items/genericPassword", ["service": "s"], token: admin).status == 201)
         // The line is written (and its failure counted) by the background writer within about
         // 10 ms of the answer; the scrape's own line may be counted too.
-        var counted = false
-        for _ in 0..<100 where !counted {
+        #expect(try waitUntil {
             let text = try http.send("GET", "/metrics", token: admin).text
-            counted = !text.contains("keychaind_audit_write_failures_total 0")
-                && text.contains("keychaind_audit_write_failures_total")
-            if !counted { usleep(20_000) }
-        }
-        #expect(counted)
+            return !text.contains("keychaind_audit_write_failures_total 0") && text.contains("keychaind_audit_write_failures_total")
+        })
         #expect(server.stop() == 0)
     }
 

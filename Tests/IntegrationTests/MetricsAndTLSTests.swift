@@ -92,11 +92,10 @@ struct MetricsAndTLSTests {
         // A rotate with background re-encryption shows its progress, then its end.
         #expect(try http.send("POST", "/v1/admin/rotate?reencrypt=true", token: admin).status == 200)
         var progress: [String: (type: String, samples: [(name: String, labels: [String: String], value: Double)])] = [:]
-        for _ in 0..<100 {
+        #expect(try waitUntil {
             progress = try Self.parse(try http.send("GET", "/v1/metrics", token: admin).text)
-            if progress["keychaind_reencryption_running"]?.samples.first?.value == 0 { break }
-            usleep(50_000)
-        }
+            return progress["keychaind_reencryption_running"]?.samples.first?.value == 0
+        })
         let secrets = progress["keychaind_reencryption_secrets"]?.samples ?? []
         #expect(secrets.first { $0.labels["kind"] == "total" }?.value == 2)
         #expect(secrets.first { $0.labels["kind"] == "done" }?.value == 2)

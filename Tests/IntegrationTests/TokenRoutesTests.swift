@@ -141,19 +141,29 @@ final class TokenRoutesTests {
         #expect(try http.send("GET", "/v1/tokens/strict").status == 401)
     }
 
+    /// Expiry without waiting for it: `expiresIn` is counted from the server's clock, and an
+    /// `expiresAt` already past (the body takes any RFC 3339 date) is an expired token at once.
+    /// Crossing the expiry as time passes is TokenServiceTests' part, with a clock it moves.
     @Test func expiryIsKeptAndAnExpiredTokenGivesNoHeader() throws {
-        let put = try http.json("PUT", "/v1/tokens/short", ["accessToken": "soon-gone", "expiresIn": 1], token: admin)
+        let before = Date()
+        let put = try http.json("PUT", "/v1/tokens/short", ["accessToken": "not-yet", "expiresIn": 3600], token: admin)
+        let after = Date()
         let expiresAt = try #require(put.json["expiresAt"] as? String)
+        let expiry = try #require(Self.date(expiresAt))
+        #expect(expiry >= before.addingTimeInterval(3600 - 0.001) && expiry <= after.addingTimeInterval(3600 + 0.001), "\(expiresAt)")
         var got = try http.send("GET", "/v1/tokens/short", token: admin).json
         #expect(got["expiresAt"] as? String == expiresAt)
         #expect(got["expired"] as? Bool == false)
+        #expect(try http.send("GET", "/v1/tokens/short/authorization", token: admin).json["Authorization"] as? String == "Bearer not-yet")
         // Kept in the access token item's `generic` attribute, visible there.
         let item = try http.send("GET", "/v1/items/genericPassword?service=short&account=accessToken", token: admin)
         let generic = try #require((item.json["item"] as? [String: Any])?["generic"] as? String)
         #expect(String(decoding: Data(base64Encoded: generic)!, as: UTF8.self) == #"{"expiresAt":"\#(expiresAt)"}"#)
 
-        Thread.sleep(forTimeInterval: 1.2)
+        let past = try http.json("PUT", "/v1/tokens/short", ["accessToken": "gone", "expiresAt": "2001-02-03T04:05:06.789Z"], token: admin)
+        #expect(past.json["expiresAt"] as? String == "2001-02-03T04:05:06.789Z")
         got = try http.send("GET", "/v1/tokens/short", token: admin).json
+        #expect(got["accessToken"] as? String == "gone")
         #expect(got["expired"] as? Bool == true)
         let header = try http.send("GET", "/v1/tokens/short/authorization", token: admin)
         #expect(header.status == 404)
@@ -162,6 +172,13 @@ final class TokenRoutesTests {
 
         let fixed = try http.json("PUT", "/v1/tokens/later", ["accessToken": "a", "expiresAt": "2999-01-01T00:00:00Z"], token: admin)
         #expect(fixed.json["expiresAt"] as? String == "2999-01-01T00:00:00.000Z")
+    }
+
+    /// An answer's date (RFC 3339 UTC with milliseconds).
+    static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text)
     }
 
     @Test func tokensFollowTheCallersAccessGroups() throws {
@@ -196,9 +213,12 @@ final class TokenRoutesTests {
         #expect(try await keychain.deleteTokens(service: "client.svc") == 0)
         #expect(try await keychain.getAuthorizationHeader(service: "client.svc", user: "me") == ["Authorization": "Bearer UA"])
 
-        try await keychain.saveTokens(service: "client.expiring", accessToken: "E", expiresIn: 1)
-        try await Task.sleep(for: .milliseconds(1200))
-        await #expect(throws: KeychainError.self) { try await keychain.getAuthorizationHeader(service: "client.expiring") }
+        // An expiry already past: stored, reported expired, and no header.
+        try await keychain.saveTokens(service: "client.expiring", accessToken: "E", expiresAt: Date(timeIntervalSinceNow: -60))
+        #expect(try await keychain.tokens(service: "client.expiring")?.expired == true)
+        await #expect {
+            _ = try await keychain.getAuthorizationHeader(service: "client.expiring")
+        } throws: { ($0 as? KeychainError)?.code == .itemNotFound }
     }
 
     @Test func serverErrorsArriveAsTheSameKeychainError() async throws {

@@ -182,12 +182,11 @@ struct VaultOperationsTests {
         for n in 0..<5 { try add("term3-\(n)") }
         #expect(try Self.allSecrets(fixture.http, token: fixture.token) == expected)
         var progress: [String: Any] = [:]
-        for _ in 0..<200 {
+        #expect(try waitUntil {
             progress = try fixture.admin("GET", "/v1/admin/vault").json["reencryption"] as? [String: Any] ?? [:]
-            if progress["state"] as? String == "finished" { break }
-            usleep(20_000)
-        }
-        #expect(progress["state"] as? String == "finished" && progress["done"] as? Int == 15)
+            return progress["state"] as? String == "finished"
+        })
+        #expect(progress["done"] as? Int == 15)
         #expect(fixture.server.stop() == 0)
 
         let restarted = try KeychaindProcess(dataDir: fixture.server.dataDir)
@@ -265,12 +264,21 @@ struct VaultOperationsTests {
                 }
             }.start()
         }
+        defer {  // the writers are joined on every path, a throwing one too
+            stop.store(true, ordering: .relaxed)
+            finished.wait()
+        }
         // Let the writers get going, then back up while they write.
-        while acknowledged.withLock({ $0.count }) < 30 { usleep(5_000) }
+        try #require(
+            waitUntil { acknowledged.withLock { $0.count } >= 30 }, "the writers get going: \(failures.withLock { $0 }.prefix(3))")
         let requested = Date()
         let backup = try fixture.admin("GET", "/v1/admin/backup")
+        let answered = Date()
         let writtenDuringBackup = acknowledged.withLock { $0.filter { $0.at >= requested }.count }
-        usleep(100_000)
+        // And they carry on after it (unless all their writes are done already).
+        #expect(waitUntil {
+            acknowledged.withLock { $0.contains { $0.at >= answered } } || finished.wait(timeout: .now()) == .success
+        })
         stop.store(true, ordering: .relaxed)
         finished.wait()
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
@@ -345,15 +353,9 @@ struct VaultOperationsTests {
         defer { fixture.server.stop() }
         try fixture.add("a", "one")
         let directory = fixture.server.dataDir.appendingPathComponent("backups")
-        var names: [String] = []
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-                .filter { $0.hasSuffix(".db") }
-            if fixture.server.log.components(separatedBy: "scheduled backup written").count > 3 { break }
-            usleep(100_000)
-        }
-        names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".db") }
+        // The interval is a second of the server's clock: three backups take three seconds.
+        #expect(waitUntil { fixture.server.log.components(separatedBy: "scheduled backup written").count > 3 })
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".db") }
         #expect(names.count == 2, "\(names)")
         #expect(names.allSatisfy { $0.hasPrefix("keychain-") })
     }

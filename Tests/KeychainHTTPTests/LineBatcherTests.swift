@@ -40,16 +40,20 @@ struct LineBatcherTests {
 
     @Test func aFullBufferMakesWritersWaitInsteadOfDroppingLines() {
         let collected = Collected()
+        let largestBatch = Mutex(0)
         // Room for about two lines: appends wait for the slow sink rather than lose lines.
         let batcher = LineBatcher(name: "test", linger: .zero, capacity: 16) { bytes, _ in
-            usleep(200)
+            usleep(200)  // the slow sink, the point: the buffer fills while it writes
             collected.bytes.withLock { $0 += bytes }
+            largestBatch.withLock { $0 = max($0, bytes.count) }
         }
         DispatchQueue.concurrentPerform(iterations: 3) { thread in
             for number in 0..<100 { batcher.append(Array("\(thread):\(number)\n".utf8)) }
         }
         batcher.flush()
         #expect(collected.text.count == 300)
+        // Bounded: a line is added only below the capacity, so no batch exceeds it by more than a line.
+        #expect(largestBatch.withLock { $0 } <= 16 + "2:99\n".utf8.count)
         batcher.close()
     }
 
@@ -58,20 +62,24 @@ struct LineBatcherTests {
     @Test func linesAreWrittenWithoutAFlushWhetherTheWriterIsPollingOrIdle() {
         let collected = Collected()
         let batcher = LineBatcher(name: "test") { bytes, _ in collected.bytes.withLock { $0 += bytes } }
-        func waitFor(_ count: Int) -> Bool {
-            for _ in 0..<2_000 {
-                if collected.text.count >= count { return true }
+        /// Polls `condition` until it holds, for at most 20 s.
+        func eventually(_ condition: () -> Bool) -> Bool {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !condition() {
+                if ContinuousClock.now >= deadline { return false }
                 usleep(1_000)
             }
-            return false
+            return true
         }
         batcher.append(Array("first\n".utf8))
-        #expect(waitFor(1))
+        #expect(eventually { collected.text.count >= 1 })
+        // Right after the first batch, within the writer's linger (10 ms) unless this thread is
+        // held up that long; either way it must be written.
         batcher.append(Array("while polling\n".utf8))
-        #expect(waitFor(2))
-        usleep(20_000)
+        #expect(eventually { collected.text.count >= 2 })
+        #expect(eventually { batcher.isWaitingForLines })
         batcher.append(Array("after idling\n".utf8))
-        #expect(waitFor(3))
+        #expect(eventually { collected.text.count >= 3 })
         #expect(collected.text == ["first", "while polling", "after idling"])
         batcher.close()
     }

@@ -121,6 +121,14 @@ public final class LineBatcher: @unchecked Sendable {
         pthread_mutex_unlock(mutex)
     }
 
+    /// The writer waits for a first line (nothing pending, no linger running), so the next
+    /// `append` wakes it; tests wait for this state rather than for a guessed time.
+    var isWaitingForLines: Bool {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return writerIdle
+    }
+
     private func writerLoop() {
         var batch: [UInt8] = []
         batch.reserveCapacity(64 << 10)

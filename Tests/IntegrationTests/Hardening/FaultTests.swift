@@ -31,12 +31,13 @@ final class FaultTests {
             let counts = Locked((acknowledged: 0, unacknowledged: 0))
             let roundToken = token
             let failures = Locked([String]())
-            let killer = Thread {
-                Thread.sleep(forTimeInterval: Double.random(in: 0.3...1.2))
+            // When the kill comes is the point: anywhere in the writes, drawn afresh each round.
+            let killAfter = Double.random(in: 0.3...1.2)
+            let killer = WorkerThread(name: "killer") {
+                Thread.sleep(forTimeInterval: killAfter)
                 stop.withLock { $0 = true }
                 kill(server.pid, SIGKILL)
             }
-            killer.start()
             Hardening.concurrently(threads) { thread in
                 let http = HTTPTestClient(port: port)
                 var sequence = 0
@@ -78,6 +79,7 @@ final class FaultTests {
                 }
             }
             _ = server.waitForExit(timeout: 10)
+            killer.join()
             #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
             let (acknowledged, unacknowledged) = counts.withLock { ($0.acknowledged, $0.unacknowledged) }
             totals.acknowledged += acknowledged
@@ -85,7 +87,7 @@ final class FaultTests {
             // The file after the crash, before any recovery by keychaind.
             let check = try Command.run(["sqlite3", dataDir.appendingPathComponent("keychain.db").path, "PRAGMA integrity_check;"])
             #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout) \(check.stderr)")
-            Hardening.report("kill -9 round \(round + 1)/\(rounds): \(acknowledged) acknowledged writes, \(unacknowledged) cut off, integrity_check \(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
+            Hardening.report("kill -9 round \(round + 1)/\(rounds) at \(String(format: "%.2f", killAfter)) s: \(acknowledged) acknowledged writes, \(unacknowledged) cut off, integrity_check \(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         let server = try KeychaindProcess(dataDir: dataDir)
         defer { server.stop() }

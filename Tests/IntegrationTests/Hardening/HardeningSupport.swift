@@ -20,6 +20,33 @@ enum Hardening {
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
 
+    /// The client ports of the TCP connections process `pid` holds (the peers of the sockets
+    /// among its file descriptors, from /proc): the connections a server has accepted, not those
+    /// still waiting in its listen backlog nor those it has closed.
+    static func connectedPeerPorts(_ pid: Int32) -> Set<UInt16> {
+        let descriptors = "/proc/\(pid)/fd"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: descriptors)) ?? []
+        let socketInodes = Set(names.compactMap { name -> Substring? in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "\(descriptors)/\(name)"),
+                target.hasPrefix("socket:[")
+            else { return nil }
+            return Substring(target).dropFirst("socket:[".count).dropLast()
+        })
+        // Lines of "sl local_address rem_address st ... uid timeout inode ...", addresses as HEX:PORT.
+        // Read to the end: the file has no size, and String(contentsOfFile:) stops after a page.
+        let url = URL(fileURLWithPath: "/proc/\(pid)/net/tcp")
+        guard let table = (try? FileHandle(forReadingFrom: url).readToEnd()).flatMap({ $0 }) else { return [] }
+        var ports: Set<UInt16> = []
+        for line in String(decoding: table, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, socketInodes.contains(fields[9]),
+                let port = fields[2].split(separator: ":").last.flatMap({ UInt16($0, radix: 16) }), port != 0
+            else { continue }
+            ports.insert(port)
+        }
+        return ports
+    }
+
     static func percentile(_ values: [Double], _ fraction: Double) -> Double {
         guard !values.isEmpty else { return .nan }
         let sorted = values.sorted()

@@ -80,6 +80,16 @@ final class TestConnection {
 
     deinit { close(descriptor) }
 
+    /// The port of this end of the connection (how the server's side of it is found).
+    var localPort: UInt16 {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
     func write(_ data: Data) throws {
         try data.withUnsafeBytes { raw in
             var offset = 0
@@ -93,9 +103,10 @@ final class TestConnection {
 
     func write(_ text: String) throws { try write(Data(text.utf8)) }
 
-    /// Reads one response (Content-Length framed; no body follows an answer to HEAD). Throws on
-    /// timeout or a closed connection.
-    func readResponse(hasBody: Bool = true) throws -> HTTPTestClient.Response {
+    /// Reads one response (Content-Length framed; no body follows an answer to HEAD). A
+    /// `100 Continue` is skipped, or answered as the response when `interim`. Throws on timeout
+    /// or a closed connection.
+    func readResponse(hasBody: Bool = true, interim: Bool = false) throws -> HTTPTestClient.Response {
         while true {
             if let end = buffer.range(of: Data("\r\n\r\n".utf8)) {
                 let head = String(decoding: buffer[buffer.startIndex..<end.lowerBound], as: UTF8.self)
@@ -112,6 +123,7 @@ final class TestConnection {
                 }
                 if status == 100 {
                     buffer.removeSubrange(buffer.startIndex..<end.upperBound)
+                    if interim { return HTTPTestClient.Response(status: status, headers: headers, body: Data()) }
                     continue
                 }
                 let length = hasBody ? Int(headers["content-length"] ?? "0") ?? 0 : 0

@@ -5,12 +5,14 @@ import Testing
 /// loopback port read from its log, stopped (SIGTERM) by `stop()` (SIGKILL on deinit if still
 /// running); its directory is removed with the test run's scratch root at exit.
 final class KeychaindProcess: @unchecked Sendable {
-    // @unchecked: the mutable log buffer is only touched under `lock`.
+    // @unchecked: the mutable log buffer and `outputEnded` are only touched under `lock`.
     let process = Process()
     let dataDir: URL
     private(set) var port: UInt16 = 0
     private let lock = NSLock()
     private var logText = ""
+    /// The output pipe reached its end: every line the process wrote is in `logText`.
+    private var outputEnded = false
 
     /// The keychaind executable built next to this test bundle.
     static var executable: URL {
@@ -58,8 +60,11 @@ final class KeychaindProcess: @unchecked Sendable {
         process.standardOutput = pipe
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
-            self.lock.withLock { self.logText += String(decoding: data, as: UTF8.self) }
+            if data.isEmpty { handle.readabilityHandler = nil }
+            guard let self else { return }
+            self.lock.withLock {
+                if data.isEmpty { self.outputEnded = true } else { self.logText += String(decoding: data, as: UTF8.self) }
+            }
         }
         try process.run()
         if waitForListening { try waitForPort() }
@@ -70,34 +75,35 @@ final class KeychaindProcess: @unchecked Sendable {
     /// Whether the log shows `text` within `timeout` seconds: the server writes a line before it
     /// answers, but the pipe is read by another thread of this process, which may lag behind.
     func logShows(_ text: String, timeout: TimeInterval = 5) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !log.contains(text), Date() < deadline { usleep(10_000) }
-        return log.contains(text)
+        waitUntil(timeout: timeout) { log.contains(text) }
     }
 
     private func waitForPort() throws {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let range = log.range(of: #"listening on https?://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let match = log[range]
-                port = UInt16(match.split(separator: ":").last!)!
-                return
+        var port: UInt16?
+        waitUntil {
+            let text = log
+            if let range = text.range(of: #"listening on https?://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = UInt16(text[range].split(separator: ":").last!)!
             }
-            if !process.isRunning { throw ProcessFailure(description: "keychaind exited early:\n\(log)") }
-            usleep(20_000)
+            return port != nil || !process.isRunning
         }
-        throw ProcessFailure(description: "keychaind did not start listening:\n\(log)")
+        guard let port else {
+            if !process.isRunning { waitForOutputEnd() }
+            throw ProcessFailure(description: "keychaind \(process.isRunning ? "did not start listening" : "exited early"):\n\(log)")
+        }
+        self.port = port
     }
 
-    /// Waits for the process to exit (bounded) and returns its status.
+    /// Waits for the process to exit (bounded) and returns its status, once its last log lines
+    /// have arrived (the output pipe's end, which the process's exit closes).
     @discardableResult
     func waitForExit(timeout: TimeInterval = 20) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { return nil }
-        usleep(50_000)  // let the last log lines arrive
+        guard waitUntil(timeout: timeout, { !process.isRunning }) else { return nil }
+        waitForOutputEnd()
         return process.terminationStatus
     }
+
+    private func waitForOutputEnd() { waitUntil(timeout: 5) { lock.withLock { outputEnded } } }
 
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
