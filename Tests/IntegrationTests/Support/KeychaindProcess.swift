@@ -5,14 +5,14 @@ import Testing
 /// loopback port read from its log, stopped (SIGTERM) by `stop()` (SIGKILL on deinit if still
 /// running); its directory is removed with the test run's scratch root at exit.
 final class KeychaindProcess: @unchecked Sendable {
-    // @unchecked: the mutable log buffer and `outputEnded` are only touched under `lock`.
+    // @unchecked: the mutable log buffer is only touched under `lock`.
     let process = Process()
     let dataDir: URL
     private(set) var port: UInt16 = 0
     private let lock = NSLock()
     private var logText = ""
-    /// The output pipe reached its end: every line the process wrote is in `logText`.
-    private var outputEnded = false
+    /// The process's stdout and stderr.
+    private let output = Pipe()
 
     /// The keychaind executable built next to this test bundle.
     static var executable: URL {
@@ -55,15 +55,17 @@ final class KeychaindProcess: @unchecked Sendable {
         env["KEYCHAIND_LOG_LEVEL"] = env["KEYCHAIND_LOG_LEVEL"] ?? "info"
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil }
-            guard let self else { return }
+        process.standardError = output
+        process.standardOutput = output
+        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            guard let self else {
+                handle.readabilityHandler = nil
+                return
+            }
+            // Read and append under the lock, so that `outputDrained` sees no bytes on their way.
             self.lock.withLock {
-                if data.isEmpty { self.outputEnded = true } else { self.logText += String(decoding: data, as: UTF8.self) }
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil } else { self.logText += String(decoding: data, as: UTF8.self) }
             }
         }
         try process.run()
@@ -95,7 +97,7 @@ final class KeychaindProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit (bounded) and returns its status, once its last log lines
-    /// have arrived (the output pipe's end, which the process's exit closes).
+    /// have arrived.
     @discardableResult
     func waitForExit(timeout: TimeInterval = 20) -> Int32? {
         guard waitUntil(timeout: timeout, { !process.isRunning }) else { return nil }
@@ -103,7 +105,17 @@ final class KeychaindProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    private func waitForOutputEnd() { waitUntil(timeout: 5) { lock.withLock { outputEnded } } }
+    /// After the process's exit, until every byte it wrote is in the log. Not the pipe's end:
+    /// a child that another test spawns meanwhile may inherit the pipe's write end and keep it open.
+    private func waitForOutputEnd() { waitUntil(timeout: 5) { outputDrained } }
+
+    /// Nothing the process wrote is left unread in the pipe or on its way into the log.
+    private var outputDrained: Bool {
+        lock.withLock {
+            var unread: Int32 = 0
+            return ioctl(output.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &unread) == 0 && unread == 0
+        }
+    }
 
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
