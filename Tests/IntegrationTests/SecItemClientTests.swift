@@ -161,6 +161,13 @@ final class SecItemClientTests {
         #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecAttrApplicationTag: Data()] as CFDictionary, nil) == errSecNoSuchAttr)
         #expect(SecItemUpdate(missing, [kSecAttrComment: "x"] as CFDictionary) == errSecItemNotFound)
         #expect(SecItemUpdate(duplicate, [kSecMatchLimit: kSecMatchLimitOne] as CFDictionary) == errSecNoSuchAttr)
+        // Search keys in an update's or delete's query: keychaind's own refusal, with its detail.
+        var limited = duplicate as! [String: Any]
+        limited[kSecMatchLimit] = kSecMatchLimitAll
+        #expect(SecItemUpdate(limited as CFDictionary, [kSecAttrComment: "x"] as CFDictionary) == errSecParam)
+        #expect(KeychainClient.lastSecItemError?.detail == "\"limit\" is only for a search")
+        #expect(SecItemDelete([kSecClass: kSecClassGenericPassword, kSecMatchCaseInsensitive: true] as CFDictionary) == errSecParam)
+        #expect(KeychainClient.lastSecItemError?.detail == "\"caseInsensitive\" is only for a search")
         #expect(SecCopyErrorMessageString(errSecItemNotFound, nil) == "The specified item could not be found in the keychain.")
         #expect(SecCopyErrorMessageString(-1, nil) == "OSStatus -1")
     }
