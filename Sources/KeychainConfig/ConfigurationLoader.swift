@@ -25,8 +25,9 @@ public enum ConfigurationLoader {
     /// Every key the configuration knows, as written in the file.
     public static let keys = [
         "listen", "dataDir", "logLevel", "threads",
-        "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
-        "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
+        "limits.maxBodyBytes", "limits.maxConnections", "limits.maxConnectionsPerAddress",
+        "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
+        "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses",
         "tls.certFile", "tls.keyFile",
         "backup.interval", "backup.directory", "backup.keep",
@@ -125,8 +126,10 @@ public enum ConfigurationLoader {
         case "threads": configuration.threads = try integer(atLeast: 0)
         case "limits.maxBodyBytes": configuration.maxBodyBytes = try integer(atLeast: 1)
         case "limits.maxConnections": configuration.maxConnections = try integer(atLeast: 1)
+        case "limits.maxConnectionsPerAddress": configuration.maxConnectionsPerAddress = try integer(atLeast: 0)
         case "limits.connectionMemoryBytes": configuration.connectionMemoryBytes = try integer(atLeast: 8192)
         case "limits.idleTimeoutSeconds": configuration.idleTimeoutSeconds = try integer(atLeast: 1)
+        case "limits.headerTimeoutSeconds": configuration.headerTimeoutSeconds = try integer(atLeast: 1)
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
         case "limits.maxQueryParameters": configuration.maxQueryParameters = try integer(atLeast: 0)
         case "limits.authFailuresPerMinute": configuration.authFailuresPerMinute = try integer(atLeast: 0)

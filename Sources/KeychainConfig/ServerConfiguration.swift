@@ -8,8 +8,10 @@
 /// | `threads` | integer ≥ 0, 0 = two per core | `0` | `KEYCHAIND_THREADS` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
+/// | `limits.maxConnectionsPerAddress` | integer ≥ 0, 0 = no limit | `128` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS` |
 /// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `32768` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
 /// | `limits.idleTimeoutSeconds` | integer ≥ 1 | `30` | `KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS` |
+/// | `limits.headerTimeoutSeconds` | integer ≥ 1 | `10` | `KEYCHAIND_LIMITS_HEADER_TIMEOUT_SECONDS` |
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
 /// | `limits.maxQueryParameters` | integer ≥ 0, 0 = no limit | `256` | `KEYCHAIND_LIMITS_MAX_QUERY_PARAMETERS` |
 /// | `limits.authFailuresPerMinute` | integer ≥ 0, failed authentications per client address before 429, 0 = no limit | `60` | `KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE` |
@@ -32,8 +34,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var threads: Int = 0
     public var maxBodyBytes: Int = 1_048_576
     public var maxConnections: Int = 1024
+    public var maxConnectionsPerAddress: Int = 128
     public var connectionMemoryBytes: Int = 32_768
     public var idleTimeoutSeconds: Int = 30
+    public var headerTimeoutSeconds: Int = 10
     public var shutdownGraceSeconds: Int = 10
     public var maxQueryParameters: Int = 256
     public var authFailuresPerMinute: Int = 60

@@ -11,7 +11,8 @@ import Synchronization
 /// Per request, the first access-handler call only attaches a `PendingRequest` (queuing a
 /// response there would make libmicrohttpd close the keep-alive connection); upload pieces are
 /// appended to it; the answer is queued on the call where no upload data is left. The
-/// completion callback releases the state, also for aborted requests.
+/// completion callback releases the state, also for aborted requests. Each connection is
+/// watched by `HeaderDeadline` from its start to its close.
 public final class MicroHTTPDServer: Sendable {
     private let responder: any HTTPResponder
     private let settings: ServerSettings
@@ -19,11 +20,13 @@ public final class MicroHTTPDServer: Sendable {
     private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
+    let headerDeadline: HeaderDeadline
 
     public init(responder: any HTTPResponder, settings: ServerSettings, logger: Logger) {
         self.responder = responder
         self.settings = settings
         self.logger = logger
+        headerDeadline = HeaderDeadline(seconds: settings.headerTimeoutSeconds, logger: logger)
     }
 
     /// Whether the linked libmicrohttpd can serve HTTPS.
@@ -35,6 +38,7 @@ public final class MicroHTTPDServer: Sendable {
             precondition(handle == nil, "server already started")
             handle = try DaemonHandle.start(server: self, settings: settings)
         }
+        headerDeadline.start()
     }
 
     /// The port actually listened on (the chosen one when started with port 0).
@@ -57,6 +61,7 @@ public final class MicroHTTPDServer: Sendable {
         let abandoned = inFlight.load(ordering: .acquiring)
         if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
         handle.stop()
+        headerDeadline.stop()
     }
 
     // MARK: Called from libmicrohttpd's threads
@@ -117,9 +122,11 @@ final class DaemonHandle: @unchecked Sendable {
                 flags: flags, address: sockaddr, thread_pool_size: UInt32(max(1, settings.threads)),
                 connection_limit: UInt32(settings.maxConnections),
                 connection_memory_limit: settings.connectionMemoryBytes,
-                connection_timeout: UInt32(settings.idleTimeoutSeconds), per_ip_connection_limit: 0,
+                connection_timeout: UInt32(settings.idleTimeoutSeconds),
+                per_ip_connection_limit: UInt32(clamping: max(0, settings.maxConnectionsPerAddress)),
                 handler: accessHandler, handler_cls: context.toOpaque(),
                 completed: requestCompleted, completed_cls: context.toOpaque(),
+                connection_notify: connectionNotified, connection_notify_cls: context.toOpaque(),
                 https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM),
                 max_query_parameters: UInt32(clamping: max(0, settings.maxQueryParameters)))
             return CMicroHTTPD_start_daemon(&options)
@@ -164,6 +171,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
+        watched(connection)?.waitingSince.store(HeaderDeadline.Connection.answering, ordering: .relaxed)
         pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
         let framing = Framing(pending.headers)
         if let problem = framing.problem {
@@ -218,12 +226,37 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     return queue(server.answer(request), on: connection)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { context, _, requestState, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestState, _ in
+    if let connection { watched(connection)?.waitingSince.store(HeaderDeadline.now(), ordering: .relaxed) }
     guard let context, let requestState, let statePointer = requestState.pointee else { return }
     let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
     Unmanaged<PendingRequest>.fromOpaque(statePointer).release()
     requestState.pointee = nil
     server.inFlight.subtract(1, ordering: .releasing)
+}
+
+/// Starts and ends `HeaderDeadline`'s watch of a connection; the watched connection is the
+/// connection's socket context, retained until the close.
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let context, let connection, let socketContext else { return }
+    let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let watched = server.headerDeadline.connectionStarted(descriptor: CMicroHTTPD_connection_fd(connection))
+        socketContext.pointee = Unmanaged.passRetained(watched).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let pointer = socketContext.pointee else { return }
+        let watched = Unmanaged<HeaderDeadline.Connection>.fromOpaque(pointer)
+        server.headerDeadline.connectionClosed(watched.takeUnretainedValue())
+        watched.release()
+        socketContext.pointee = nil
+    @unknown default:
+        return
+    }
+}
+
+private func watched(_ connection: OpaquePointer) -> HeaderDeadline.Connection? {
+    CMicroHTTPD_socket_context(connection).map { Unmanaged<HeaderDeadline.Connection>.fromOpaque($0).takeUnretainedValue() }
 }
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {

@@ -58,8 +58,10 @@ enum Wiring {
             host: configuration.listen.host, port: configuration.listen.port,
             threads: workerThreads(configuration),
             maxBodyBytes: configuration.maxBodyBytes, maxConnections: configuration.maxConnections,
+            maxConnectionsPerAddress: configuration.maxConnectionsPerAddress,
             connectionMemoryBytes: configuration.connectionMemoryBytes,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds,
+            headerTimeoutSeconds: configuration.headerTimeoutSeconds,
             shutdownGraceSeconds: configuration.shutdownGraceSeconds,
             maxQueryParameters: configuration.maxQueryParameters, tls: tls)
     }
