@@ -29,6 +29,7 @@ struct CMicroHTTPD_settings {
     void *connection_notify_cls;
     const char *https_key_pem;           /* NULL: plain HTTP */
     const char *https_cert_pem;
+    const char *https_priorities;        /* GnuTLS priority string; NULL: libmicrohttpd's "NORMAL" */
     unsigned int max_query_parameters;   /* 0: unlimited; see CMicroHTTPD_query_guard */
 };
 
@@ -75,6 +76,8 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
     if (s->https_key_pem && s->https_cert_pem) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)s->https_key_pem };
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)s->https_cert_pem };
+        if (s->https_priorities)
+            options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)s->https_priorities };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(s->flags, 0, NULL, NULL, s->handler, s->handler_cls,

@@ -29,7 +29,7 @@ public enum ConfigurationLoader {
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses",
-        "tls.certFile", "tls.keyFile",
+        "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
     ]
@@ -136,6 +136,10 @@ public enum ConfigurationLoader {
         case "limits.authFailureAddresses": configuration.authFailureAddresses = try integer(atLeast: 1)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
+        case "tls.priorities":
+            guard !setting.value.isEmpty else { throw fail("a GnuTLS priority string") }
+            configuration.tlsPriorities = setting.value
+        case "tls.allowPlaintext": configuration.tlsAllowPlaintext = try boolean()
         case "backup.interval": configuration.backupInterval = try integer(atLeast: 0)
         case "backup.directory": configuration.backupDirectory = setting.value
         case "backup.keep": configuration.backupKeep = try integer(atLeast: 1)

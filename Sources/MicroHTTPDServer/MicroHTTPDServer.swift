@@ -110,12 +110,15 @@ final class DaemonHandle: @unchecked Sendable {
         if settings.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let keyPEM = settings.tls.map { strdup($0.keyPEM) } ?? nil
         let certificatePEM = settings.tls.map { strdup($0.certificatePEM) } ?? nil
+        // libmicrohttpd parses the priorities into GnuTLS's cache at start and keeps no pointer.
+        let priorities = settings.tls.map { strdup($0.priorities) } ?? nil
         defer {
             if let keyPEM {
                 explicit_bzero(keyPEM, strlen(keyPEM))
                 free(keyPEM)
             }
             free(certificatePEM)
+            free(priorities)
         }
         let pointer = address.withSockaddr { sockaddr -> OpaquePointer? in
             var options = CMicroHTTPD_settings(
@@ -128,6 +131,7 @@ final class DaemonHandle: @unchecked Sendable {
                 completed: requestCompleted, completed_cls: context.toOpaque(),
                 connection_notify: connectionNotified, connection_notify_cls: context.toOpaque(),
                 https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM),
+                https_priorities: UnsafePointer(priorities),
                 max_query_parameters: UInt32(clamping: max(0, settings.maxQueryParameters)))
             return CMicroHTTPD_start_daemon(&options)
         }
@@ -135,7 +139,7 @@ final class DaemonHandle: @unchecked Sendable {
             context.release()
             throw ServerStartError(
                 description: "cannot listen on \(settings.host):\(settings.port): libmicrohttpd refused to start"
-                    + (settings.tls != nil ? " (check the TLS certificate and key)" : ""))
+                    + (settings.tls != nil ? " (check the TLS certificate and key, and tls.priorities)" : ""))
         }
         return DaemonHandle(pointer: pointer, context: context)
     }

@@ -24,15 +24,18 @@ public struct ServerSettings: Sendable, Equatable {
     /// A request whose query string has more parameters is cut off (connection closed) before
     /// libmicrohttpd parses it; 0 = no limit.
     public var maxQueryParameters: Int
-    /// PEM text of the TLS certificate and key; nil for plain HTTP.
+    /// PEM text of the TLS certificate and key and the GnuTLS priorities; nil for plain HTTP.
     public var tls: TLSMaterial?
 
     public struct TLSMaterial: Sendable, Equatable {
         public var certificatePEM: String
         public var keyPEM: String
-        public init(certificatePEM: String, keyPEM: String) {
+        /// The GnuTLS priority string: which protocol versions, key exchanges and ciphers are offered.
+        public var priorities: String
+        public init(certificatePEM: String, keyPEM: String, priorities: String) {
             self.certificatePEM = certificatePEM
             self.keyPEM = keyPEM
+            self.priorities = priorities
         }
     }
 

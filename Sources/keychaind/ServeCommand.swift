@@ -31,6 +31,7 @@ struct ServeCommand: ParsableCommand {
         let stopSignals = StopSignals.block()
 
         let configuration = try loadConfiguration(file: config, flags: flags)
+        do { try configuration.checkTransport() } catch { throw Failure(error) }
         let logger = Logging.bootstrap(level: configuration.logLevel)
         defer { Logging.flush() }
 

@@ -52,7 +52,8 @@ enum Wiring {
             try Observe.checkTLSKeyFile(configuration.tlsKeyFile)
             tls = ServerSettings.TLSMaterial(
                 certificatePEM: try readText(configuration.tlsCertFile, key: "tls.certFile"),
-                keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"))
+                keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"),
+                priorities: configuration.tlsPriorities)
         }
         return ServerSettings(
             host: configuration.listen.host, port: configuration.listen.port,
