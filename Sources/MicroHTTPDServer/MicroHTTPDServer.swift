@@ -264,10 +264,7 @@ private func watched(_ connection: OpaquePointer) -> HeaderDeadline.Connection? 
 }
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-    let handle = response.body.withUnsafeBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
-    }
-    guard let handle else { return .NO }
+    guard let handle = ResponseBody.handle(for: response.body) else { return .NO }
     for header in response.headers {
         // withCString borrows a native string's bytes; passing the String itself would copy it.
         _ = header.name.withCString { name in header.value.withCString { MHD_add_response_header(handle, name, $0) } }
