@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CProcessHardening"),
 
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
@@ -72,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainCore", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
+                "KeychainCore", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig", "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

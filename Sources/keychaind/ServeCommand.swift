@@ -34,6 +34,7 @@ struct ServeCommand: ParsableCommand {
         do { try configuration.checkTransport() } catch { throw Failure(error) }
         let logger = Logging.bootstrap(level: configuration.logLevel)
         defer { Logging.flush() }
+        ProcessHardening.forbidCoreDumps(logger: logger)
 
         let directory = DataDirectory(path: configuration.dataDir)
         let vault: Vault
