@@ -45,6 +45,7 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CProcessHardening"),
 
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
@@ -80,6 +81,7 @@ let package = Package(
             name: "keychaind",
             dependencies: [
                 "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
+                "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

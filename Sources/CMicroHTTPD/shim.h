@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
 
@@ -24,8 +25,11 @@ struct CMicroHTTPD_settings {
     void *handler_cls;
     MHD_RequestCompletedCallback completed;
     void *completed_cls;
+    MHD_NotifyConnectionCallback connection_notify;  /* NULL: none */
+    void *connection_notify_cls;
     const char *https_key_pem;           /* NULL: plain HTTP */
     const char *https_cert_pem;
+    const char *https_priorities;        /* GnuTLS priority string; NULL: libmicrohttpd's "NORMAL" */
     unsigned int max_query_parameters;   /* 0: unlimited; see CMicroHTTPD_query_guard */
 };
 
@@ -52,7 +56,7 @@ static inline void *CMicroHTTPD_query_guard(void *cls, const char *uri, struct M
 
 static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTTPD_settings *s)
 {
-    struct MHD_OptionItem options[13];
+    struct MHD_OptionItem options[16];
     int n = 0;
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, (void *)s->address };
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, (intptr_t)s->connection_limit, NULL };
@@ -66,9 +70,14 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
                                                 (void *)(uintptr_t)s->max_query_parameters };
     if (s->per_ip_connection_limit > 0)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL };
+    if (s->connection_notify)
+        options[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)s->connection_notify,
+                                                s->connection_notify_cls };
     if (s->https_key_pem && s->https_cert_pem) {
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)s->https_key_pem };
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)s->https_cert_pem };
+        if (s->https_priorities)
+            options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)s->https_priorities };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
     return MHD_start_daemon(s->flags, 0, NULL, NULL, s->handler, s->handler_cls,
@@ -107,6 +116,30 @@ static inline int CMicroHTTPD_client_address(struct MHD_Connection *connection, 
     if (address->sa_family == AF_INET6)
         return inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, buffer, size) != NULL;
     return 0;
+}
+
+/* The pointer a connection-notify callback stored for this connection (its socket context). */
+static inline void *CMicroHTTPD_socket_context(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/* The connection's socket; -1 if unknown. */
+static inline int CMicroHTTPD_connection_fd(struct MHD_Connection *connection)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+/* Milliseconds since the kernel last received data on this TCP socket (TCP_INFO's
+ * tcpi_last_data_recv, counted from the handshake before any data); -1 if not available. */
+static inline int64_t CMicroHTTPD_milliseconds_since_data(int fd)
+{
+    struct tcp_info info;
+    socklen_t size = sizeof(info);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return -1;
+    return (int64_t)info.tcpi_last_data_recv;
 }
 
 /* Whether this libmicrohttpd was built with TLS. */

@@ -25,10 +25,11 @@ public enum ConfigurationLoader {
     /// Every key the configuration knows, as written in the file.
     public static let keys = [
         "listen", "dataDir", "logLevel", "threads",
-        "limits.maxBodyBytes", "limits.maxConnections", "limits.connectionMemoryBytes",
-        "limits.idleTimeoutSeconds", "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
+        "limits.maxBodyBytes", "limits.maxConnections", "limits.maxConnectionsPerAddress",
+        "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
+        "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses",
-        "tls.certFile", "tls.keyFile",
+        "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
     ]
@@ -125,14 +126,20 @@ public enum ConfigurationLoader {
         case "threads": configuration.threads = try integer(atLeast: 0)
         case "limits.maxBodyBytes": configuration.maxBodyBytes = try integer(atLeast: 1)
         case "limits.maxConnections": configuration.maxConnections = try integer(atLeast: 1)
+        case "limits.maxConnectionsPerAddress": configuration.maxConnectionsPerAddress = try integer(atLeast: 0)
         case "limits.connectionMemoryBytes": configuration.connectionMemoryBytes = try integer(atLeast: 8192)
         case "limits.idleTimeoutSeconds": configuration.idleTimeoutSeconds = try integer(atLeast: 1)
+        case "limits.headerTimeoutSeconds": configuration.headerTimeoutSeconds = try integer(atLeast: 1)
         case "limits.shutdownGraceSeconds": configuration.shutdownGraceSeconds = try integer(atLeast: 0)
         case "limits.maxQueryParameters": configuration.maxQueryParameters = try integer(atLeast: 0)
         case "limits.authFailuresPerMinute": configuration.authFailuresPerMinute = try integer(atLeast: 0)
         case "limits.authFailureAddresses": configuration.authFailureAddresses = try integer(atLeast: 1)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
+        case "tls.priorities":
+            guard !setting.value.isEmpty else { throw fail("a GnuTLS priority string") }
+            configuration.tlsPriorities = setting.value
+        case "tls.allowPlaintext": configuration.tlsAllowPlaintext = try boolean()
         case "backup.interval": configuration.backupInterval = try integer(atLeast: 0)
         case "backup.directory": configuration.backupDirectory = setting.value
         case "backup.keep": configuration.backupKeep = try integer(atLeast: 1)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything `keychaind serve` is configured with. Each key, its type and default:
 ///
 /// | key | type | default | env |
@@ -8,14 +10,18 @@
 /// | `threads` | integer ≥ 0, 0 = two per core | `0` | `KEYCHAIND_THREADS` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
+/// | `limits.maxConnectionsPerAddress` | integer ≥ 0, 0 = no limit | `128` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS` |
 /// | `limits.connectionMemoryBytes` | integer ≥ 8192 | `32768` | `KEYCHAIND_LIMITS_CONNECTION_MEMORY_BYTES` |
 /// | `limits.idleTimeoutSeconds` | integer ≥ 1 | `30` | `KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS` |
+/// | `limits.headerTimeoutSeconds` | integer ≥ 1 | `10` | `KEYCHAIND_LIMITS_HEADER_TIMEOUT_SECONDS` |
 /// | `limits.shutdownGraceSeconds` | integer ≥ 0 | `10` | `KEYCHAIND_LIMITS_SHUTDOWN_GRACE_SECONDS` |
 /// | `limits.maxQueryParameters` | integer ≥ 0, 0 = no limit | `256` | `KEYCHAIND_LIMITS_MAX_QUERY_PARAMETERS` |
 /// | `limits.authFailuresPerMinute` | integer ≥ 0, failed authentications per client address before 429, 0 = no limit | `60` | `KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE` |
 /// | `limits.authFailureAddresses` | integer ≥ 1, addresses tracked by that limit | `10000` | `KEYCHAIND_LIMITS_AUTH_FAILURE_ADDRESSES` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
 /// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
+/// | `tls.priorities` | GnuTLS priority string | `ServerConfiguration.defaultTLSPriorities` | `KEYCHAIND_TLS_PRIORITIES` |
+/// | `tls.allowPlaintext` | boolean, plain HTTP on an address other than loopback | `false` | `KEYCHAIND_TLS_ALLOW_PLAINTEXT` |
 /// | `backup.interval` | integer ≥ 0, seconds between scheduled backups, 0 = off | `0` | `KEYCHAIND_BACKUP_INTERVAL` |
 /// | `backup.directory` | path, empty = `<dataDir>/backups` | empty | `KEYCHAIND_BACKUP_DIRECTORY` |
 /// | `backup.keep` | integer ≥ 1, newest backups kept | `7` | `KEYCHAIND_BACKUP_KEEP` |
@@ -32,14 +38,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var threads: Int = 0
     public var maxBodyBytes: Int = 1_048_576
     public var maxConnections: Int = 1024
+    public var maxConnectionsPerAddress: Int = 128
     public var connectionMemoryBytes: Int = 32_768
     public var idleTimeoutSeconds: Int = 30
+    public var headerTimeoutSeconds: Int = 10
     public var shutdownGraceSeconds: Int = 10
     public var maxQueryParameters: Int = 256
     public var authFailuresPerMinute: Int = 60
     public var authFailureAddresses: Int = 10_000
     public var tlsCertFile: String = ""
     public var tlsKeyFile: String = ""
+    public var tlsPriorities: String = ServerConfiguration.defaultTLSPriorities
+    public var tlsAllowPlaintext: Bool = false
     public var backupInterval: Int = 0
     public var backupDirectory: String = ""
     public var backupKeep: Int = 7
@@ -52,6 +62,23 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auditFile: String = ""
     public var auditFailClosed: Bool = false
     public var auditFsync: Bool = false
+
+    /// TLS 1.3 and 1.2 only; key exchange by ECDHE only (forward secrecy: no RSA key transport,
+    /// no finite-field DHE); AEAD ciphers only (no CBC, so no MAC-then-encrypt padding oracles).
+    public static let defaultTLSPriorities =
+        "SECURE128:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA"
+        + ":-CIPHER-ALL:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM:-MAC-ALL:+AEAD"
+
+    /// Refuses to serve plain HTTP on an address other than loopback unless `tls.allowPlaintext`
+    /// says so: tokens and secrets would cross the network in clear.
+    public func checkTransport() throws {
+        guard tlsCertFile.isEmpty, !tlsAllowPlaintext, !listen.isLoopback else { return }
+        throw ConfigurationError(
+            "listen \(listen) is not a loopback address and no TLS is configured: tokens and secrets would cross "
+                + "the network in clear. Set tls.certFile and tls.keyFile (KEYCHAIND_TLS_CERT_FILE, KEYCHAIND_TLS_KEY_FILE), "
+                + "or, behind a TLS-terminating proxy on a trusted network, tls.allowPlaintext = true "
+                + "(KEYCHAIND_TLS_ALLOW_PLAINTEXT=true)")
+    }
 
     /// The worker threads to run on a machine of `processors` cores: `threads`, or two per core
     /// when it is 0 (docs/decisions.md, "libmicrohttpd").
@@ -98,4 +125,15 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether the host is a loopback address: 127.0.0.0/8, `::1`, or 127.0.0.0/8 mapped into IPv6.
+    public var isLoopback: Bool {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) { return bytes[15] == 1 }
+        return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+    }
 }

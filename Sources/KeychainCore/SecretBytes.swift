@@ -7,8 +7,11 @@ import Darwin
 /// Bytes that must not outlive their use: item secrets, data keys, the master key, token material.
 ///
 /// The storage is allocated once, locked in memory where the OS allows (`mlock`, so it is not
-/// swapped out), wiped with `explicit_bzero` (which the compiler may not elide, like
-/// `OPENSSL_cleanse`) when the value is released, and never printed: `description` is redacted.
+/// swapped out) and left out of core dumps (`MADV_DONTDUMP`), wiped with `explicit_bzero` (which
+/// the compiler may not elide, like `OPENSSL_cleanse`) when the value is released, and never
+/// printed: `description` is redacted. Locked storage is whole pages of its own: both calls
+/// act on pages, and undoing them on release must not unlock or re-expose another allocation
+/// that shares a page.
 /// Equality is constant-time in the contents. Not Sendable-by-copy: it is a reference whose
 /// bytes are immutable after creation, which is why `@unchecked Sendable` is sound here.
 public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConvertible,
@@ -17,6 +20,8 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// At least one byte, so that even an empty secret has an address to lock and wipe.
     private let storage: UnsafeMutableRawBufferPointer
     private let length: Int
+    /// Whether the storage is whole pages, kept out of core dumps (and locked, if `isLocked`).
+    private let isProtected: Bool
     private let isLocked: Bool
 
     public var count: Int { length }
@@ -25,22 +30,20 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     /// Copies `bytes`; the caller should wipe its own copy if it has one (see `wipe(_:)`).
     public init<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
         length = bytes.count
-        storage = .allocate(byteCount: Swift.max(length, 1), alignment: 16)
-        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        (storage, isLocked) = Self.allocate(length, protected: true)
+        isProtected = true
         UnsafeMutableRawBufferPointer(rebasing: storage[0..<length]).copyBytes(from: bytes)
-        isLocked = mlock(storage.baseAddress, storage.count) == 0
     }
 
     /// Fills a new secret of `count` bytes in place, so the bytes never exist outside it.
-    /// `lockedInMemory: false` skips `mlock` for secrets that only pass through a request (they
-    /// are still wiped on release); keys keep the default.
+    /// `lockedInMemory: false` skips `mlock` and `MADV_DONTDUMP` for secrets that only pass
+    /// through a request (they are still wiped on release); keys keep the default.
     public init(
         count: Int, lockedInMemory: Bool = true, initializer: (UnsafeMutableRawBufferPointer) throws -> Void
     ) rethrows {
         length = count
-        storage = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
-        storage.initializeMemory(as: UInt8.self, repeating: 0)
-        isLocked = lockedInMemory && mlock(storage.baseAddress, storage.count) == 0
+        (storage, isLocked) = Self.allocate(count, protected: lockedInMemory)
+        isProtected = lockedInMemory
         do {
             try initializer(UnsafeMutableRawBufferPointer(rebasing: storage[0..<count]))
         } catch {
@@ -59,7 +62,30 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     deinit {
         explicit_bzero(storage.baseAddress!, storage.count)
         if isLocked { munlock(storage.baseAddress, storage.count) }
+        #if os(Linux)
+        // Back to the heap's default, so the kernel can merge the pages' mapping again.
+        if isProtected { _ = madvise(storage.baseAddress, storage.count, MADV_DODUMP) }
+        #endif
         storage.deallocate()
+    }
+
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// Zeroed storage for `count` bytes; when `protected`, whole pages of its own, left out of
+    /// core dumps and locked in memory where the OS allows (the second value).
+    private static func allocate(_ count: Int, protected: Bool) -> (UnsafeMutableRawBufferPointer, Bool) {
+        guard protected else {
+            let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+            storage.initializeMemory(as: UInt8.self, repeating: 0)
+            return (storage, false)
+        }
+        let size = (Swift.max(count, 1) + pageSize - 1) / pageSize * pageSize
+        let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: pageSize)
+        storage.initializeMemory(as: UInt8.self, repeating: 0)
+        #if os(Linux)
+        _ = madvise(storage.baseAddress, size, MADV_DONTDUMP)
+        #endif
+        return (storage, mlock(storage.baseAddress, size) == 0)
     }
 
     /// Gives `body` read access to the bytes; the pointer must not escape.

@@ -11,7 +11,8 @@ import Synchronization
 /// Per request, the first access-handler call only attaches a `PendingRequest` (queuing a
 /// response there would make libmicrohttpd close the keep-alive connection); upload pieces are
 /// appended to it; the answer is queued on the call where no upload data is left. The
-/// completion callback releases the state, also for aborted requests.
+/// completion callback releases the state, also for aborted requests. Each connection is
+/// watched by `HeaderDeadline` from its start to its close.
 public final class MicroHTTPDServer: Sendable {
     private let responder: any HTTPResponder
     private let settings: ServerSettings
@@ -19,11 +20,13 @@ public final class MicroHTTPDServer: Sendable {
     private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
+    let headerDeadline: HeaderDeadline
 
     public init(responder: any HTTPResponder, settings: ServerSettings, logger: Logger) {
         self.responder = responder
         self.settings = settings
         self.logger = logger
+        headerDeadline = HeaderDeadline(seconds: settings.headerTimeoutSeconds, logger: logger)
     }
 
     /// Whether the linked libmicrohttpd can serve HTTPS.
@@ -35,6 +38,7 @@ public final class MicroHTTPDServer: Sendable {
             precondition(handle == nil, "server already started")
             handle = try DaemonHandle.start(server: self, settings: settings)
         }
+        headerDeadline.start()
     }
 
     /// The port actually listened on (the chosen one when started with port 0).
@@ -57,6 +61,7 @@ public final class MicroHTTPDServer: Sendable {
         let abandoned = inFlight.load(ordering: .acquiring)
         if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
         handle.stop()
+        headerDeadline.stop()
     }
 
     // MARK: Called from libmicrohttpd's threads
@@ -105,22 +110,28 @@ final class DaemonHandle: @unchecked Sendable {
         if settings.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let keyPEM = settings.tls.map { strdup($0.keyPEM) } ?? nil
         let certificatePEM = settings.tls.map { strdup($0.certificatePEM) } ?? nil
+        // libmicrohttpd parses the priorities into GnuTLS's cache at start and keeps no pointer.
+        let priorities = settings.tls.map { strdup($0.priorities) } ?? nil
         defer {
             if let keyPEM {
                 explicit_bzero(keyPEM, strlen(keyPEM))
                 free(keyPEM)
             }
             free(certificatePEM)
+            free(priorities)
         }
         let pointer = address.withSockaddr { sockaddr -> OpaquePointer? in
             var options = CMicroHTTPD_settings(
                 flags: flags, address: sockaddr, thread_pool_size: UInt32(max(1, settings.threads)),
                 connection_limit: UInt32(settings.maxConnections),
                 connection_memory_limit: settings.connectionMemoryBytes,
-                connection_timeout: UInt32(settings.idleTimeoutSeconds), per_ip_connection_limit: 0,
+                connection_timeout: UInt32(settings.idleTimeoutSeconds),
+                per_ip_connection_limit: UInt32(clamping: max(0, settings.maxConnectionsPerAddress)),
                 handler: accessHandler, handler_cls: context.toOpaque(),
                 completed: requestCompleted, completed_cls: context.toOpaque(),
+                connection_notify: connectionNotified, connection_notify_cls: context.toOpaque(),
                 https_key_pem: UnsafePointer(keyPEM), https_cert_pem: UnsafePointer(certificatePEM),
+                https_priorities: UnsafePointer(priorities),
                 max_query_parameters: UInt32(clamping: max(0, settings.maxQueryParameters)))
             return CMicroHTTPD_start_daemon(&options)
         }
@@ -128,7 +139,7 @@ final class DaemonHandle: @unchecked Sendable {
             context.release()
             throw ServerStartError(
                 description: "cannot listen on \(settings.host):\(settings.port): libmicrohttpd refused to start"
-                    + (settings.tls != nil ? " (check the TLS certificate and key)" : ""))
+                    + (settings.tls != nil ? " (check the TLS certificate and key, and tls.priorities)" : ""))
         }
         return DaemonHandle(pointer: pointer, context: context)
     }
@@ -164,6 +175,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
+        watched(connection)?.waitingSince.store(HeaderDeadline.Connection.answering, ordering: .relaxed)
         pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
         let framing = Framing(pending.headers)
         if let problem = framing.problem {
@@ -218,7 +230,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     return queue(server.answer(request), on: connection)
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { context, _, requestState, _ in
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestState, _ in
+    if let connection { watched(connection)?.waitingSince.store(HeaderDeadline.now(), ordering: .relaxed) }
     guard let context, let requestState, let statePointer = requestState.pointee else { return }
     let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
     Unmanaged<PendingRequest>.fromOpaque(statePointer).release()
@@ -226,11 +239,32 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, _, reque
     server.inFlight.subtract(1, ordering: .releasing)
 }
 
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
-    let handle = response.body.withUnsafeBytes { bytes in
-        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+/// Starts and ends `HeaderDeadline`'s watch of a connection; the watched connection is the
+/// connection's socket context, retained until the close.
+private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
+    guard let context, let connection, let socketContext else { return }
+    let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
+    switch code {
+    case .CONNECTION_NOTIFY_STARTED:
+        let watched = server.headerDeadline.connectionStarted(descriptor: CMicroHTTPD_connection_fd(connection))
+        socketContext.pointee = Unmanaged.passRetained(watched).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        guard let pointer = socketContext.pointee else { return }
+        let watched = Unmanaged<HeaderDeadline.Connection>.fromOpaque(pointer)
+        server.headerDeadline.connectionClosed(watched.takeUnretainedValue())
+        watched.release()
+        socketContext.pointee = nil
+    @unknown default:
+        return
     }
-    guard let handle else { return .NO }
+}
+
+private func watched(_ connection: OpaquePointer) -> HeaderDeadline.Connection? {
+    CMicroHTTPD_socket_context(connection).map { Unmanaged<HeaderDeadline.Connection>.fromOpaque($0).takeUnretainedValue() }
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    guard let handle = ResponseBody.handle(for: response.body) else { return .NO }
     for header in response.headers {
         // withCString borrows a native string's bytes; passing the String itself would copy it.
         _ = header.name.withCString { name in header.value.withCString { MHD_add_response_header(handle, name, $0) } }

@@ -31,8 +31,10 @@ struct ServeCommand: ParsableCommand {
         let stopSignals = StopSignals.block()
 
         let configuration = try loadConfiguration(file: config, flags: flags)
+        do { try configuration.checkTransport() } catch { throw Failure(error) }
         let logger = Logging.bootstrap(level: configuration.logLevel)
         defer { Logging.flush() }
+        ProcessHardening.forbidCoreDumps(logger: logger)
 
         #if KEYCHAIND_FAULT_INJECTION
         var directory = DataDirectory(path: configuration.dataDir)

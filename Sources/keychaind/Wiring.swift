@@ -53,14 +53,17 @@ enum Wiring {
             try Observe.checkTLSKeyFile(configuration.tlsKeyFile)
             tls = ServerSettings.TLSMaterial(
                 certificatePEM: try readText(configuration.tlsCertFile, key: "tls.certFile"),
-                keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"))
+                keyPEM: try readText(configuration.tlsKeyFile, key: "tls.keyFile"),
+                priorities: configuration.tlsPriorities)
         }
         return ServerSettings(
             host: configuration.listen.host, port: configuration.listen.port,
             threads: workerThreads(configuration),
             maxBodyBytes: configuration.maxBodyBytes, maxConnections: configuration.maxConnections,
+            maxConnectionsPerAddress: configuration.maxConnectionsPerAddress,
             connectionMemoryBytes: configuration.connectionMemoryBytes,
             idleTimeoutSeconds: configuration.idleTimeoutSeconds,
+            headerTimeoutSeconds: configuration.headerTimeoutSeconds,
             shutdownGraceSeconds: configuration.shutdownGraceSeconds,
             maxQueryParameters: configuration.maxQueryParameters, tls: tls)
     }

@@ -22,15 +22,33 @@ public enum MasterKeyFile {
         try key.withUnsafeBytes { try AtomicFile.write($0, to: path, mode: 0o600) }
     }
 
-    /// Reads the key at `path`. Refuses a file that group or others may access (like ssh) and a
-    /// file whose size is not 32 bytes, with a message naming the path and the fix.
+    /// Reads the key at `path`. Refuses a symbolic link, a file that is not a regular file, a
+    /// file owned by another user than the process's, a file that group or others may access
+    /// (like ssh) and a file whose size is not 32 bytes, with a message naming the path and the
+    /// fix. The checks are made on the opened file (`O_NOFOLLOW`, then `fstat`), so the file
+    /// read is the file checked.
     public static func read(from path: String) throws -> SecretBytes {
+        // O_NONBLOCK: opening a FIFO planted at the path must not hang; it is refused below.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw DataDirectoryError(.insecureMasterKey,
+                    "master key \(path) is a symbolic link; keychaind reads only a regular file at that path")
+            }
+            throw DataDirectoryError("master key \(path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard fstat(fd, &info) == 0 else {
             throw DataDirectoryError("master key \(path) cannot be read: \(String(cString: strerror(errno)))")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw DataDirectoryError("master key \(path) is not a regular file")
+        }
+        guard info.st_uid == geteuid() else {
+            throw DataDirectoryError(.insecureMasterKey,
+                "master key \(path) belongs to uid \(info.st_uid), not to this process's uid \(geteuid()); "
+                    + "fix it with: chown \(geteuid()) \(path)")
         }
         guard info.st_mode & 0o077 == 0 else {
             throw DataDirectoryError(.insecureMasterKey,
@@ -42,11 +60,6 @@ public enum MasterKeyFile {
                 "master key \(path) has \(info.st_size) bytes, expected \(size): it is damaged or not a keychaind master key; "
                     + "restore it from your backup")
         }
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else {
-            throw DataDirectoryError("master key \(path) cannot be opened: \(String(cString: strerror(errno)))")
-        }
-        defer { close(fd) }
         return try SecretBytes(count: size) { buffer in
             var done = 0
             while done < size {

@@ -169,7 +169,12 @@ final class HostileHTTPTests {
     @Test func slowClientsDoNotStarveNormalClients() throws {
         let slowCount = Hardening.count(ci: 100, full: 500)
         let requests = Hardening.count(ci: 300, full: 2000)
-        let server = try KeychaindProcess(environment: ["KEYCHAIND_LIMITS_MAX_CONNECTIONS": "\(slowCount + 64)"])
+        // All from 127.0.0.1, and held open for the whole measurement: no per-address limit and
+        // no header deadline here (SlowlorisTests covers those).
+        let server = try KeychaindProcess(environment: [
+            "KEYCHAIND_LIMITS_MAX_CONNECTIONS": "\(slowCount + 64)", "KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS": "0",
+            "KEYCHAIND_LIMITS_HEADER_TIMEOUT_SECONDS": "300",
+        ])
         defer { server.stop() }
         let token = try server.newClientToken("normal", groups: ["normal"])
         #expect(try server.client().json("POST", "/v1/items/genericPassword", ["service": "slow", "value": "v"], token: token).status == 201)
@@ -217,6 +222,7 @@ final class HostileHTTPTests {
         try #require(fileLimit > count + 100, "open-file limit \(fileLimit) is below \(count) connections")
         let server = try KeychaindProcess(environment: [
             "KEYCHAIND_LIMITS_MAX_CONNECTIONS": "\(count + 16)", "KEYCHAIND_LIMITS_IDLE_TIMEOUT_SECONDS": "300",
+            "KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS": "0",  // all from 127.0.0.1
         ])
         defer { server.stop() }
         let rssBefore = Hardening.rssKiB(server.pid)

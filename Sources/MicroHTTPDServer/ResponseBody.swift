@@ -1,0 +1,37 @@
+internal import CMicroHTTPD
+import KeychainCore
+
+/// An answer's body lent to libmicrohttpd without a copy: the response points at the array's
+/// own storage, and this box keeps the array alive until libmicrohttpd destroys the response
+/// (once the last byte is sent or the connection is gone) and calls `release`, which wipes the
+/// bytes (they may hold a secret or a token) and lets the array go.
+///
+/// A native Swift array keeps its elements at one address while it is alive and not mutated;
+/// the box is the only place that mutates it, once, in `release`. By then the caller's copy of
+/// the response is gone and the wipe happens in place; only when queuing fails does
+/// libmicrohttpd release the body while the caller still holds it, and the wipe falls on a copy.
+final class ResponseBody {
+    private var bytes: [UInt8]
+
+    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// A libmicrohttpd response for `body`, or nil when libmicrohttpd cannot make one.
+    static func handle(for body: [UInt8]) -> OpaquePointer? {
+        guard !body.isEmpty else { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
+        let owner = Unmanaged.passRetained(ResponseBody(body))
+        let base = owner.takeUnretainedValue().bytes.withUnsafeBytes { UnsafeMutableRawPointer(mutating: $0.baseAddress!) }
+        guard let handle = MHD_create_response_from_buffer_with_free_callback_cls(body.count, base, release, owner.toOpaque())
+        else {
+            owner.release()
+            return nil
+        }
+        return handle
+    }
+
+    private static let release: MHD_ContentReaderFreeCallback = { context in
+        guard let context else { return }
+        let owner = Unmanaged<ResponseBody>.fromOpaque(context)
+        SecretBytes.wipe(&owner.takeUnretainedValue().bytes)
+        owner.release()
+    }
+}
