@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
+import openapi_document
 
 ROOT = Path(__file__).resolve().parent.parent
 CLASSES = ["genericPassword", "internetPassword", "certificate", "key", "identity"]
@@ -55,7 +55,7 @@ def main():
     if len(attributes) < 40 or len(enums) < 7:
         print(f"api catalogue: could not read the Swift catalogue ({len(attributes)} attributes, {len(enums)} enumerations)")
         return 1
-    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    spec = openapi_document.load()
     schemas = spec["components"]["schemas"]
     parameters = spec["components"]["parameters"]
     problems = []
