@@ -58,6 +58,11 @@ import Testing
             try await api.findGenericPassword(query: .init(account: "alice")).ok.body.json.one)
         #expect(attributes == alice)
         #expect(try await api.findGenericPassword(query: .init(account: "carol", _return: "none")).ok.body.json.isStatusOnly)
+        let anyCase = try await api.findGenericPassword(query: .init(account: "ALICE", caseInsensitive: true)).ok.body.json
+        #expect(anyCase.one?.persistentRef == aliceRef)
+        expectError(
+            try await api.findGenericPassword(query: .init(account: "ALICE")).notFound.body.json.answer,
+            "errSecItemNotFound", -25300)
 
         // limit all: every item, in the client's two groups; a group of its own only.
         let all = try #require(

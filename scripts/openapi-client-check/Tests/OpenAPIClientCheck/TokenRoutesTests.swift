@@ -3,12 +3,12 @@ import Testing
 
 /// The auth-token routes through the generated client: PUT with each way of giving the expiry
 /// (and none, which answers a null `expiresAt`), GET, the Authorization header, per-user tokens,
-/// an expired token, DELETE, and the documented 404s.
+/// another access group, an expired token, DELETE, and the documented 404s.
 @Suite struct TokenRoutesTests {
     @Test func putGetAuthorizeDelete() async throws {
         let server = try LiveServer()
         defer { server.stop() }
-        let api = try await server.newClient(named: "oauth", accessGroups: ["oauth"])
+        let api = try await server.newClient(named: "oauth", accessGroups: ["oauth", "shared"])
         let service = Operations.PutTokens.Input.Path(service: "api.example.com")
 
         let first = try await api.putTokens(
@@ -49,6 +49,16 @@ import Testing
         let ann = try await api.getAuthorization(path: .init(service: "api.example.com"), query: .init(user: "ann")).ok
         #expect(try ann.body.json.authorization == "Bearer eyJ.ann")
         #expect(try await api.getTokens(path: .init(service: "api.example.com")).ok.body.json.accessToken == "eyJ.third")
+
+        // Into the client's second group.
+        _ = try await api.putTokens(
+            path: .init(service: "shared.example.com"), query: .init(accessGroup: "shared"),
+            body: .json(.TokenUpdateExpiresIn(.init(accessToken: "eyJ.shared")))
+        ).ok
+        let sharedItem = try #require(
+            try await api.findGenericPassword(query: .init(accessGroup: "shared", service: "shared.example.com"))
+                .ok.body.json.one)
+        #expect(sharedItem.account == "accessToken")
 
         // An expired access token is kept, and has no Authorization.
         _ = try await api.putTokens(

@@ -4,7 +4,8 @@ import Testing
 
 /// Key management through the generated client, in an operator's order: status, rotate with
 /// re-encryption (a non-null `reencryption`), rekey, backup (a non-null `lastBackup`), lock (the
-/// documented 503s, health's locked body), unlock; a secret stored first still reads back.
+/// documented 503s, health's locked body), unlock (401 without the master key file); a secret
+/// stored first still reads back.
 @Suite struct VaultRoutesTests {
     @Test func rotateRekeyBackupLockUnlock() async throws {
         let server = try LiveServer()
@@ -55,6 +56,14 @@ import Testing
         #expect(try await admin.vaultStatus().ok.body.json.locked)
         #expect(try await admin.lockVault(body: .json(OpenAPIObjectContainer())).ok.body.json.locked)
 
+        // Unlocking needs this vault's master key file: without it, 401 and still locked.
+        let keyFile = server.dataDirectory.appendingPathComponent("master.key")
+        let keyAway = server.dataDirectory.appendingPathComponent("master.key.away")
+        try FileManager.default.moveItem(at: keyFile, to: keyAway)
+        let noKey = try await admin.unlockVault()
+        expectError(try noKey.unauthorized.body.json, "errSecAuthFailed", -25293)
+        #expect(try await admin.vaultStatus().ok.body.json.locked)
+        try FileManager.default.moveItem(at: keyAway, to: keyFile)
         #expect(try await admin.unlockVault().ok.body.json.locked == false)
         #expect(try await server.client(token: nil).health().ok.body.json.status == .ok)
         let sentinel = try #require(

@@ -13,6 +13,8 @@ final class LiveServer: @unchecked Sendable {
     // @unchecked: the log text is only touched under `lock`.
     private let process = Process()
     private let directory: URL
+    /// The data directory `serve` initialised (master.key, admin.token, the database).
+    let dataDirectory: URL
     private let lock = NSLock()
     private var logText = ""
     private(set) var baseURL = URL(string: "http://127.0.0.1")!
@@ -31,9 +33,9 @@ final class LiveServer: @unchecked Sendable {
     init(settings: [String: String] = [:]) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("openapi-client-check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let dataDir = directory.appendingPathComponent("data")
+        dataDirectory = directory.appendingPathComponent("data")
         process.executableURL = Self.binary
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir.path]
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDirectory.path]
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("KEYCHAIND_") }
         environment["KEYCHAIND_LOG_LEVEL"] = "info"
         environment.merge(settings) { $1 }
@@ -50,7 +52,7 @@ final class LiveServer: @unchecked Sendable {
         do {
             let port = try waitForPort()
             baseURL = URL(string: "http://127.0.0.1:\(port)")!
-            adminToken = try String(contentsOf: dataDir.appendingPathComponent("admin.token"), encoding: .utf8)
+            adminToken = try String(contentsOf: dataDirectory.appendingPathComponent("admin.token"), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         } catch {
             stop()
