@@ -2,15 +2,17 @@
 
 Sources/KeychainCore/Attribute.swift (names, types, classes, read-only flags) and
 Enumeration.swift (enumerated values and aliases) are the truth; openapi.yaml repeats them per
-class in four places: the answer schema (`<Class>Item`), the add body (`<Class>New`), the update
-body (`<Class>Changes`) and the query parameters of GET, PATCH and DELETE. Any difference is
-printed and the exit status is 1. Run by scripts/api-check; needs PyYAML.
+class in four places: the answer schema (`<Class>Item`, whose `dependentRequired` must tie every
+attribute to `persistentRef`), the add body (`<Class>New`), the update body (`<Class>Changes`),
+each of their variants when the body is a `oneOf`, and the query parameters of GET, PATCH and
+DELETE. Any difference is printed and the exit status is 1. Run by scripts/api-check; needs
+PyYAML.
 """
 import re
 import sys
 from pathlib import Path
 
-import yaml
+import openapi_document
 
 ROOT = Path(__file__).resolve().parent.parent
 CLASSES = ["genericPassword", "internetPassword", "certificate", "key", "identity"]
@@ -55,13 +57,18 @@ def main():
     if len(attributes) < 40 or len(enums) < 7:
         print(f"api catalogue: could not read the Swift catalogue ({len(attributes)} attributes, {len(enums)} enumerations)")
         return 1
-    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+    spec = openapi_document.load()
     schemas = spec["components"]["schemas"]
     parameters = spec["components"]["parameters"]
     problems = []
 
     def ref_name(schema):
         return schema.get("$ref", "").rsplit("/", 1)[-1]
+
+    def variants(name):
+        """The schema's own name, or the names of its oneOf variants (a body whose secret is
+        `value` or `data` is one variant per way)."""
+        return [ref_name(variant) for variant in schemas[name]["oneOf"]] if "oneOf" in schemas[name] else [name]
 
     def expected_ref(attribute, mode):
         kind = attribute["type"]
@@ -98,13 +105,18 @@ def main():
             if a["name"] in properties:
                 check_type(f"{title(item_class)}Item", a, properties[a["name"]], "answer")
         writable = {a["name"] for a in own if not a["readOnly"]}
+        together = schemas[title(item_class) + "Item"].get("dependentRequired", {})
+        unreferenced = {a["name"] for a in answered if together.get(a["name"]) != ["persistentRef"]}
+        if unreferenced:
+            problems.append(f"{title(item_class)}Item: dependentRequired lacks persistentRef for {sorted(unreferenced)}")
         for body in ("New", "Changes"):
-            properties = schemas[title(item_class) + body]["properties"]
-            if set(properties) - SECRET_KEYS != writable:
-                problems.append(f"{title(item_class)}{body}: properties differ from Core's writable attributes: "
-                                f"{sorted(set(properties) ^ writable - SECRET_KEYS)}")
-            for name in set(properties) & writable:
-                check_type(f"{title(item_class)}{body}", by_name[name], properties[name], "input")
+            for variant in variants(title(item_class) + body):
+                properties = schemas[variant]["properties"]
+                if set(properties) - SECRET_KEYS != writable:
+                    problems.append(f"{variant}: properties differ from Core's writable attributes: "
+                                    f"{sorted(set(properties) ^ writable - SECRET_KEYS)}")
+                for name in set(properties) & writable:
+                    check_type(variant, by_name[name], properties[name], "input")
         for method in ("get", "patch", "delete"):
             operation = spec["paths"][f"/v1/items/{item_class}"][method]
             names = set()

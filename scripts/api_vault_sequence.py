@@ -18,13 +18,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import jsonschema
-import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-SPEC = yaml.safe_load((ROOT / "openapi.yaml").read_text())
+import openapi_document
+
+SPEC = openapi_document.load()
 
 
 def request(base, method, path, token=None, body=None):
