@@ -19,7 +19,7 @@ public struct AnsweredItem: Sendable {
         public var persistentRef: PersistentRef?
     }
 
-    public init(_ found: FoundItem, returning kinds: ReturnKinds) {
+    public init(_ found: borrowing FoundItem, returning kinds: ReturnKinds) {
         if kinds.contains(.attributes) {
             attributes = found.item.attributes
         }
@@ -38,35 +38,37 @@ public struct AnsweredItem: Sendable {
         }
     }
 
+    /// Written without closures over `self` (which would copy the item, and count references to
+    /// what it holds): an item read is a hot path.
     public func write(to writer: inout JSONWriter) {
-        writer.object { item in
-            if let attributes { item.attributes(attributes) }
-            if let persistentRef { item.member("persistentRef", persistentRef.rawValue) }
-            if let key {
-                item.key("key")
-                item.object { keyItem in
-                    keyItem.attributes(key.attributes)
-                    if let ref = key.persistentRef { keyItem.member("persistentRef", ref.rawValue) }
-                }
-            }
-            if let certificate {
-                item.key("certificate")
-                certificate.withUnsafeBytes { item.base64($0) }
-            }
-            if let privateKey {
-                item.key("privateKey")
-                privateKey.withUnsafeBytes { item.base64($0) }
-            }
-            if let data {
-                item.key("data")
-                data.withUnsafeBytes { raw in
-                    item.base64(raw)
-                    let utf8 = raw.bindMemory(to: UInt8.self)
-                    if String.isValidUTF8(utf8) {
-                        item.key("value")
-                        item.string(utf8: utf8)
-                    }
-                }
+        writer.openObject()
+        if let attributes { writer.attributes(attributes) }
+        if let persistentRef { writer.member("persistentRef", persistentRef.rawValue) }
+        if let key {
+            writer.key("key")
+            writer.openObject()
+            writer.attributes(key.attributes)
+            if let ref = key.persistentRef { writer.member("persistentRef", ref.rawValue) }
+            writer.closeObject()
+        }
+        Self.write("certificate", certificate, to: &writer)
+        Self.write("privateKey", privateKey, to: &writer)
+        Self.write("data", data, withText: true, to: &writer)
+        writer.closeObject()
+    }
+
+    /// A secret as base64, and `withText`, as its text (`value`) too when it is UTF-8.
+    private static func write(
+        _ name: StaticString, _ secret: SecretBytes?, withText: Bool = false, to writer: inout JSONWriter
+    ) {
+        guard let secret else { return }
+        writer.key(name)
+        secret.withUnsafeBytes { raw in
+            writer.base64(raw)
+            let utf8 = raw.bindMemory(to: UInt8.self)
+            if withText, String.isValidUTF8(utf8) {
+                writer.key("value")
+                writer.string(utf8: utf8)
             }
         }
     }

@@ -15,7 +15,7 @@ public struct ItemAddRequest: Sendable {
     /// an add does not take, bad values and conflicts errSecParam.
     public init(decoding body: JSONBody, of itemClass: ItemClass) throws {
         self.init(item: NewItem(itemClass: itemClass))
-        try ItemArguments.rejectDuplicates(body.members.lazy.map(\.0))
+        try ItemArguments.rejectDuplicates(body.members) { $0.0 }
         var sawSecret = false
         for (name, value) in body.members {
             if let control = ItemOperation.Control(rawValue: name) {

@@ -9,18 +9,19 @@ public struct ItemAnswer: JSONAnswer {
         self.item = item
     }
 
-    public init(_ found: FoundItem, returning kinds: ReturnKinds) {
+    public init(_ found: borrowing FoundItem, returning kinds: ReturnKinds) {
         item = kinds.isEmpty ? nil : AnsweredItem(found, returning: kinds)
     }
 
     public func encoded() -> [UInt8] {
-        JSONWriter.object(capacity: item?.estimatedLength ?? 16) { answer in
-            answer.member("status", 0)
-            if let item {
-                answer.key("item")
-                item.write(to: &answer)
-            }
-        }
+        // Written without a closure and without binding `item`: either would copy the item.
+        var writer = JSONWriter(capacity: item?.estimatedLength ?? 16)
+        writer.openObject()
+        writer.member("status", 0)
+        if item != nil { writer.key("item") }
+        item?.write(to: &writer)
+        writer.closeObject()
+        return writer.bytes
     }
 
     public init(decoding json: JSONValue) throws {

@@ -4,18 +4,21 @@ import KeychainCore
 /// of a class, the spellings of `return`, `limit`, booleans and bytes. Errors are errSecParam
 /// (errSecNoSuchAttr for a name that is no attribute of the class) and name the key, never a value.
 enum ItemArguments {
-    /// errSecParam naming the first name an earlier one has. A few names (every request has a
-    /// few) are compared pairwise, which costs less than building a set.
-    static func rejectDuplicates(_ names: some Collection<String>) throws {
-        if names.count <= 16 {
-            for later in names.indices.dropFirst() where names[..<later].contains(names[later]) {
-                throw KeychainError.param("\"\(names[later])\" is given more than once")
+    /// errSecParam naming the first `name` of `arguments` an earlier one has. A few arguments
+    /// (every request has a few) are compared pairwise, which costs less than building a set.
+    static func rejectDuplicates<Argument>(_ arguments: [Argument], name: (Argument) -> String) throws {
+        if arguments.count <= 16 {
+            for later in arguments.indices.dropFirst() {
+                let laterName = name(arguments[later])
+                if arguments[..<later].contains(where: { name($0) == laterName }) {
+                    throw KeychainError.param("\"\(laterName)\" is given more than once")
+                }
             }
             return
         }
         var seen = Set<String>()
-        for name in names where !seen.insert(name).inserted {
-            throw KeychainError.param("\"\(name)\" is given more than once")
+        for argument in arguments where !seen.insert(name(argument)).inserted {
+            throw KeychainError.param("\"\(name(argument))\" is given more than once")
         }
     }
 

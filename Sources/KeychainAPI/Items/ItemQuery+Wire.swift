@@ -9,27 +9,34 @@ extension ItemQuery {
         decoding parameters: [QueryParameter], of itemClass: ItemClass, for operation: ItemOperation,
         persistentRef pathRef: String? = nil
     ) throws {
-        self.init(itemClass: itemClass)
+        self = try Self.decoded(parameters, of: itemClass, for: operation, persistentRef: pathRef)
+    }
+
+    /// The decoding, built in a local value (a delegating initializer copied the query).
+    private static func decoded(
+        _ parameters: [QueryParameter], of itemClass: ItemClass, for operation: ItemOperation, persistentRef pathRef: String?
+    ) throws -> ItemQuery {
+        var query = ItemQuery(itemClass: itemClass)
         // Sized by the specialized initializer (`reserveCapacity` runs unspecialized: ~1k instructions).
-        attributes = .init(minimumCapacity: parameters.count)
-        try ItemArguments.rejectDuplicates(parameters.lazy.map(\.name))
+        query.attributes = .init(minimumCapacity: parameters.count)
+        try ItemArguments.rejectDuplicates(parameters) { $0.name }
         var sawSecret: String?
         for parameter in parameters {
             let name = parameter.name, text = parameter.value
             if let control = ItemOperation.Control(rawValue: name) {
                 if let refusal = operation.refusal(of: control) { throw refusal }
                 switch control {
-                case .limit: limit = try ItemArguments.limit(text)
+                case .limit: query.limit = try ItemArguments.limit(text)
                 case .return:
                     let kinds = try ItemArguments.returnKinds(text)
-                    if operation == .copyMatching { returnKinds = kinds }  // a delete's is ignored
-                case .caseInsensitive: caseInsensitive = try ItemArguments.bool(text, name)
+                    if operation == .copyMatching { query.returnKinds = kinds }  // a delete's is ignored
+                case .caseInsensitive: query.caseInsensitive = try ItemArguments.bool(text, name)
                 case .cursor:
                     guard let cursor = PageCursor(token: text) else {
                         throw KeychainError.param("\"cursor\" is not a cursor this server gave")
                     }
-                    self.cursor = cursor
-                case .all: deleteAll = try ItemArguments.bool(text, name)
+                    query.cursor = cursor
+                case .all: query.deleteAll = try ItemArguments.bool(text, name)
                 }
                 continue
             }
@@ -38,36 +45,37 @@ extension ItemQuery {
                 guard let ref = PersistentRef(text) else {
                     throw KeychainError.param("\"persistentRef\" is not a persistent reference")
                 }
-                persistentRef = ref
+                query.persistentRef = ref
             case "value", "data":
                 // kSecValueData in a query: accepted, never used for matching (§4); still checked.
                 if let other = sawSecret, other != name { throw KeychainError.param("give \"value\" or \"data\", not both") }
                 sawSecret = name
                 if name == "data" { _ = try ItemArguments.secretBytes(name, text) }
             case "synchronizable":
-                namesSynchronizable = true
+                query.namesSynchronizable = true
                 switch text {
-                case "true": synchronizable = .synchronizable
-                case "false": synchronizable = .nonSynchronizable
-                case "any": synchronizable = .any
+                case "true": query.synchronizable = .synchronizable
+                case "false": query.synchronizable = .nonSynchronizable
+                case "any": query.synchronizable = .any
                 default: throw KeychainError.param("\"synchronizable\" must be true, false or any")
                 }
             default:
                 let attribute = try ItemArguments.attribute(named: name, of: itemClass)
-                attributes[attribute] = try attribute.value(text: text)
+                query.attributes[attribute] = try attribute.value(text: text)
             }
         }
         if let pathRef {
-            guard attributes.isEmpty, !namesSynchronizable, persistentRef == nil else {
+            guard query.attributes.isEmpty, !query.namesSynchronizable, query.persistentRef == nil else {
                 throw KeychainError.param("a query by persistent reference may not name attributes")
             }
             guard let ref = PersistentRef(pathRef) else {
                 throw KeychainError.itemNotFound("no \(itemClass.rawValue) has this persistent reference")
             }
-            persistentRef = ref
+            query.persistentRef = ref
             // A reference names one item whatever its synchronizable flag.
-            synchronizable = .any
+            query.synchronizable = .any
         }
+        return query
     }
 
     /// The query string that decodes to this query for `operation` (the client's side): the

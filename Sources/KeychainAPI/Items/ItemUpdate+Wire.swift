@@ -6,7 +6,7 @@ extension ItemUpdate {
     /// errSecNoSuchAttr, a read-only attribute errSecParam.
     public init(decoding body: JSONBody, of itemClass: ItemClass) throws {
         self.init()
-        try ItemArguments.rejectDuplicates(body.members.lazy.map(\.0))
+        try ItemArguments.rejectDuplicates(body.members) { $0.0 }
         var sawSecret = false
         for (name, value) in body.members {
             switch name {

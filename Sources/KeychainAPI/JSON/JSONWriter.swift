@@ -25,8 +25,18 @@ public struct JSONWriter {
     }
 
     public mutating func object(_ members: (inout JSONWriter) -> Void) {
-        open(UInt8(ascii: "{"))
+        openObject()
         members(&self)
+        closeObject()
+    }
+
+    /// `{`; its members follow, then `closeObject()`. For the hot answers' writers: a closure
+    /// that captured the answer would copy it (and count references to what it holds).
+    public mutating func openObject() {
+        open(UInt8(ascii: "{"))
+    }
+
+    public mutating func closeObject() {
         close(UInt8(ascii: "}"))
     }
 

@@ -12,9 +12,11 @@ public struct AuthorizationAnswer: JSONAnswer {
     }
 
     public func encoded() -> [UInt8] {
-        JSONWriter.object(capacity: header.utf8.count + 20) { answer in
-            answer.member("Authorization", header)
-        }
+        var writer = JSONWriter(capacity: header.utf8.count + 20)
+        writer.openObject()
+        writer.member("Authorization", header)
+        writer.closeObject()
+        return writer.bytes
     }
 
     public init(decoding json: JSONValue) throws {

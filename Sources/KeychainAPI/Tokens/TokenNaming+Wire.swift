@@ -5,7 +5,7 @@ extension TokenNaming {
     /// `?accessGroup=GROUP`. Anything else is errSecParam naming the parameter.
     public init(service: String, decoding query: [QueryParameter]) throws {
         guard !service.isEmpty else { throw KeychainError.param("the service in the path is empty") }
-        try ItemArguments.rejectDuplicates(query.lazy.map(\.name))
+        try ItemArguments.rejectDuplicates(query) { $0.name }
         self.init(service: service)
         for parameter in query {
             switch parameter.name {

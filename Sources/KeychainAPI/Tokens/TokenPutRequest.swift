@@ -23,7 +23,7 @@ public struct TokenPutRequest: Sendable {
     /// Decodes a body. Unknown keys, wrong types and conflicting keys are errSecParam; details
     /// name the key, never a token.
     public init(decoding body: JSONBody) throws {
-        try ItemArguments.rejectDuplicates(body.members.lazy.map(\.0))
+        try ItemArguments.rejectDuplicates(body.members) { $0.0 }
         var accessToken: String?
         self.init(accessToken: "")
         var sawExpiry: String?

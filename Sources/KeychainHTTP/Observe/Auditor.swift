@@ -113,12 +113,11 @@ public final class Auditor: Sendable {
             return subject
         }
         subject.itemClass = itemClass.rawValue
-        let body = { (try? context.jsonBody()).map { AttributeArgument.arguments(of: itemClass, in: $0) } ?? [] }
         if context.request.method == .post {
-            subject.attributes = tags(body())
+            subject.attributes = tags(Self.bodyArguments(of: itemClass, in: context))
         } else {
             subject.attributes = tags(AttributeArgument.arguments(of: itemClass, in: context.request.queryItems))
-            if context.request.method == .patch { subject.changes = tags(body()) }
+            if context.request.method == .patch { subject.changes = tags(Self.bodyArguments(of: itemClass, in: context)) }
         }
         return subject
     }
@@ -215,6 +214,14 @@ public final class Auditor: Sendable {
     }
 
     // MARK: - HMAC tags
+
+    /// The body's attribute arguments; none when the body is not a JSON object.
+    private static func bodyArguments(
+        of itemClass: ItemClass, in context: RequestContext
+    ) -> [(name: String, argument: AttributeArgument)] {
+        guard let body = try? context.jsonBody() else { return [] }
+        return AttributeArgument.arguments(of: itemClass, in: body)
+    }
 
     /// Each attribute argument with the tag of its value: of the typed value, or of the value as
     /// sent when the attribute does not take it.
