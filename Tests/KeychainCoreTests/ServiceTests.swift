@@ -133,6 +133,19 @@ import Testing
             try fixture.add([("accessible", .string("whenUnlockedThisDeviceOnly")), ("synchronizable", .bool(true))])
         } == .param)
     }
+
+    /// The service's own checks, for callers that build a NewItem without the API's decoder.
+    @Test func typedRequestsAreCheckedByTheService() {
+        let fixture = Fixture()
+        let foreign = NewItem(itemClass: .genericPassword, attributes: [.server: .string("x")])
+        #expect(throws: KeychainError.noSuchAttr("\"server\" is not an attribute of genericPassword")) {
+            try fixture.service.add(foreign, client: fixture.app)
+        }
+        let readOnly = NewItem(itemClass: .genericPassword, attributes: [.creationDate: .date(Fixture.start)])
+        #expect(throws: KeychainError.param("\"creationDate\" is read-only")) {
+            try fixture.service.add(readOnly, client: fixture.app)
+        }
+    }
 }
 
 @Suite struct CopyMatchingTests {

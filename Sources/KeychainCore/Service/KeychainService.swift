@@ -67,12 +67,15 @@ public final class KeychainService: Sendable {
     }
 
     /// The attributes every added item gets: its group (explicit or the client's first), the
-    /// synchronizable flag, both dates; read-only attributes refused.
+    /// synchronizable flag, both dates; read-only attributes and those of another class refused.
     private func commonAttributes(_ request: NewItem, client: Client) throws -> [Attribute: AttributeValue] {
         let group = try addGroup(request.attributes, client: client)
         let now = clock().truncatedToMilliseconds
-        for attribute in request.attributes.keys where attribute.isReadOnly {
-            throw KeychainError.param("\"\(attribute.name)\" is read-only")
+        for attribute in request.attributes.keys {
+            if attribute.isReadOnly { throw KeychainError.param("\"\(attribute.name)\" is read-only") }
+            if !attribute.belongs(to: request.itemClass) {
+                throw KeychainError.noSuchAttr("\"\(attribute.name)\" is not an attribute of \(request.itemClass.rawValue)")
+            }
         }
         var common = request.attributes
         common[.accessGroup] = .string(group)
