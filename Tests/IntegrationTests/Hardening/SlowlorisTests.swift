@@ -93,7 +93,7 @@ final class TricklingSocket: @unchecked Sendable {
     private let descriptor: Int32
 
     init(port: UInt16, source: String) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw ProcessFailure(description: "socket() failed: errno \(errno)") }
         func address(_ host: String, _ port: UInt16) -> sockaddr_in {
             var address = sockaddr_in()
