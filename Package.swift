@@ -12,6 +12,12 @@ import PackageDescription
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
+/// Every import declared where it is used, internal unless the module's API exposes it
+/// (`public import`/`package import`). KeychainHTTP and keychaind do not have it yet.
+let strictImports = swiftSettings + [
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
 /// The crash points of the fault tests (`FaultInjection`, `KEYCHAIND_FAULT`), compiled into debug
 /// builds only: `swift build --build-tests` and the tests' `keychaind` have them, the release
 /// builds (`scripts/run`, the image, the benches) do not.
@@ -48,20 +54,20 @@ let package = Package(
         .systemLibrary(name: "CProcessHardening"),
 
         // MARK: Swift layers
-        .target(name: "KeychainCore", swiftSettings: swiftSettings),
-        .target(name: "KeychainConcurrency", swiftSettings: swiftSettings),
+        .target(name: "KeychainCore", swiftSettings: strictImports),
+        .target(name: "KeychainConcurrency", swiftSettings: strictImports),
         .target(
             name: "KeychainStore",
             dependencies: [
                 "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings + faultInjection),
+            swiftSettings: strictImports + faultInjection),
         .executableTarget(
             name: "StorageBench",
             dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: swiftSettings),
-        .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
+        .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: strictImports),
         .target(
             name: "KeychainHTTP",
             dependencies: [
@@ -72,11 +78,11 @@ let package = Package(
         .target(
             name: "MicroHTTPDServer",
             dependencies: [
-                "KeychainHTTP", "KeychainCore", "CMicroHTTPD",
+                "KeychainHTTP", "KeychainAPI", "KeychainCore", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
-        .target(name: "KeychainConfig", swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
+        .target(name: "KeychainConfig", swiftSettings: strictImports),
         .executableTarget(
             name: "keychaind",
             dependencies: [
@@ -96,45 +102,52 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
         .executableTarget(
             name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
-            swiftSettings: swiftSettings),
-        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
+        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: strictImports),
 
         // MARK: Tests
         // Core's service tests spell their requests as the API does (KeychainAPI's decoders):
         // the shortest way to write a query, and the one a reader of api.md knows.
         .testTarget(
             name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainAPI", "KeychainTestSupport"],
-            swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
         .testTarget(
             name: "KeychainAPITests",
             dependencies: [
                 "KeychainAPI", "KeychainCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            swiftSettings: swiftSettings),
+            swiftSettings: strictImports),
         .testTarget(
-            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: swiftSettings),
+            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: strictImports),
         .testTarget(
             name: "KeychainStoreTests",
-            dependencies: ["KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite"],
+            dependencies: [
+                "KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")],
-            swiftSettings: swiftSettings + faultInjection),
+            swiftSettings: strictImports + faultInjection),
         .testTarget(
             name: "KeychainHTTPTests",
-            dependencies: ["KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport"],
-            swiftSettings: swiftSettings),
-        .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
+            dependencies: [
+                "KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictImports),
+        .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: strictImports),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "keychaind", "KeychainAPI", "KeychainClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // A client test calls from a NIO event loop thread.
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings + faultInjection),
+            swiftSettings: strictImports + faultInjection),
     ]
 )

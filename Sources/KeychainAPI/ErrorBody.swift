@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The contract's error body: `{"status":-25300,"error":"errSecItemNotFound","message":"…","detail":"…"}`.
 /// Server and client share it, so a client rebuilds exactly the server's `KeychainError`.

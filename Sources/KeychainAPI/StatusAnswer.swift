@@ -1,5 +1,5 @@
-import Foundation
-import KeychainCore
+public import Foundation
+public import KeychainCore
 
 /// The answers that say a call succeeded (`"status":0`, errSecSuccess) and what it did or
 /// found: one case per route's shape, all written by the one writer below.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 // Apple's Security framework names, as `String` constants holding Apple's own raw values
 // (`kSecAttrAccount == "acct"`, `kSecClassGenericPassword == "genp"`), so that code written for

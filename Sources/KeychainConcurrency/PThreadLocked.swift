@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// State behind a plain `pthread_mutex_t` (adaptive). Used on the request path instead of

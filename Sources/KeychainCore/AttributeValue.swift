@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A typed attribute value, as stored and matched. Enumerated attributes hold their canonical
 /// JSON name as `.string` (`"https"`, `"whenUnlocked"`); dates are whole milliseconds.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A caller of keychaind: a name, the keychain access groups its items live in (the first is the
 /// default on add), and a role. Admin clients also reach `/v1/admin/*`.

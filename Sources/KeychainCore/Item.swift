@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// kSecValuePersistentRef: 128 random bits, written base64url without padding. Opaque to
 /// clients, stable for the item's life, never derived from a row number.

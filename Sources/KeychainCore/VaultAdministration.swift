@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Key management and backups of a vault (`/admin/lock`, `unlock`, `rotate`, `rekey`, `backup`):
 /// declared here so the HTTP layer can serve it without knowing the storage. `Vault` (in

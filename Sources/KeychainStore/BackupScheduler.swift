@@ -1,6 +1,6 @@
 import Foundation
 import KeychainCore
-import Logging
+public import Logging
 import Synchronization
 
 /// Scheduled backups: every `interval` seconds, `vault.backup(to:)` writes

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Foundation
 import KeychainCore
-import Logging
+public import Logging
 
 /// An exclusive `flock` on `<data-dir>/keychaind.lock`, held by `keychaind serve` (and by
 /// `restore` while it works) for as long as the object lives. The kernel releases it when the

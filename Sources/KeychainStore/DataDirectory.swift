@@ -5,7 +5,7 @@ import Darwin
 #endif
 import Foundation
 import KeychainCore
-import Logging
+public import Logging
 
 /// A keychaind data directory: `master.key` (the key-encryption key, 0600), `keychain.db`
 /// (SQLite, WAL) and `admin.token` (the first admin token, 0600).

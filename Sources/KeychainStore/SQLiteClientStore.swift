@@ -1,7 +1,7 @@
 import Synchronization
 import Foundation
 import KeychainConcurrency
-import KeychainCore
+public import KeychainCore
 
 /// `ClientStore` over the `clients` table (`ClientTable`). Lookups go through the UNIQUE index on
 /// the token hash; the fetched hash is then compared in constant time.

@@ -1,5 +1,5 @@
 import KeychainConcurrency
-import KeychainCore
+public import KeychainCore
 import Logging
 
 /// `ItemStore` over SQLite (`ItemTable`): finds on the request threads through the read path (a

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import KeychainCore
+public import KeychainCore
 import Logging
 import Synchronization
 

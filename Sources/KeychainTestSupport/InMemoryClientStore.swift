@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 import Synchronization
 
 /// A `ClientStore` in memory, for router tests.

@@ -1,5 +1,5 @@
 import Foundation
-import KeychainCore
+public import KeychainCore
 import Synchronization
 
 /// An `ItemStore` in memory, for tests of the service layer and as the reference the conformance

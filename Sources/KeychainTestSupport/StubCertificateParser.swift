@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// A `CertificateParser` for tests of the service layer: "certificates" are the bytes
 /// `CERT:<name>`, whose fields are derived from the name (serial = name bytes, public-key

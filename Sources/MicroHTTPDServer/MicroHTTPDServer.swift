@@ -1,8 +1,9 @@
 internal import CMicroHTTPD
 import Foundation
+import KeychainAPI
 import KeychainCore
-import KeychainHTTP
-import Logging
+public import KeychainHTTP
+public import Logging
 import Synchronization
 
 /// Serves an `HTTPResponder` on libmicrohttpd: an internal epoll polling thread with a pool of

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainAPI
 @testable import KeychainClient
+import NIOCore
 import NIOPosix
 import Testing
 

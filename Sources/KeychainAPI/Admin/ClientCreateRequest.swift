@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The body of `POST /admin/clients`: `{"name", "accessGroups", ["role"]}`. Unknown keys and
 /// wrong types are errSecParam.

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// One item as an answer carries it, shaped by the return kinds asked for (api.md "Items"):
 /// attributes → every stored attribute in catalogue order, then `persistentRef`; ref →

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 extension Attribute {
     /// Types the value of a JSON body's member naming this attribute. A value of the wrong type

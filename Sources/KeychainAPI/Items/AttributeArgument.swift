@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// What an item request says about one attribute of its class, read leniently for the audit log
 /// (which records a refused request as well): the typed value, or the value as sent when the

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The body of an add (`POST /items/{class}`, SecItemAdd): the new item's attributes, its
 /// `value`/`data` (an identity: `certificate` and `privateKey`), and what the answer returns.

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The answer of an add, or of a search for one item: `{"status":0,"item":{…}}`, or
 /// `{"status":0}` when nothing was to be returned.

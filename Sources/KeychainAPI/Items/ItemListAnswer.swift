@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The answer of a search for several items: `{"status":0,"items":[…],"next":"…"}`, `next`
 /// only when more match (the cursor for the next page).

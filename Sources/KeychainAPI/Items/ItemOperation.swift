@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// The four keychain calls, each a route: what each call's request may carry.
 public enum ItemOperation: Sendable {

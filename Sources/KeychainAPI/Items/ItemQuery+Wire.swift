@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 extension ItemQuery {
     /// Decodes the query string of a CopyMatching (GET), Update (PATCH) or Delete (DELETE):

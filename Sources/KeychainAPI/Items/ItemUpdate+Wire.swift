@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 extension ItemUpdate {
     /// Decodes the body of an update (`PATCH /items/{class}`, SecItemUpdate's

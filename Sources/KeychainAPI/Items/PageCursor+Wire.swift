@@ -1,5 +1,5 @@
 import Foundation
-import KeychainCore
+public import KeychainCore
 
 extension PageCursor {
     /// The opaque token an answer's `next` carries and a query's `cursor` gives back:

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// A request body as the API reads it: one JSON object, its members in the order sent.
 public struct JSONBody: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import KeychainCore
 
 /// Writes one JSON text straight into bytes, member by member, in the order of the calls: the

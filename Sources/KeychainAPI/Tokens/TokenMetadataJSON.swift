@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// Token metadata as stored in an access token item's `generic` bytes: the UTF-8 JSON text
 /// `{"expiresAt":"2026-11-21T10:00:00.123Z"}` (docs/decisions.md, "Tokens and client"). An

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 extension TokenNaming {
     /// Decodes the naming of any token route: the service in the path, `?user=NAME` and

@@ -1,5 +1,5 @@
-import Foundation
-import KeychainCore
+public import Foundation
+public import KeychainCore
 
 /// The body of `PUT /tokens/{service}`: `accessToken` (required), `refreshToken` (a string, or
 /// null to remove a stored one; absent keeps it), and `expiresIn` (seconds) or `expiresAt`

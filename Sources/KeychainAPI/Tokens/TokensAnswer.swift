@@ -1,5 +1,5 @@
-import Foundation
-import KeychainCore
+public import Foundation
+public import KeychainCore
 
 /// The answer of `GET /tokens/{service}`:
 /// `{"accessToken":…,"refreshToken":…|null,"expiresAt":…|null,"expired":…}`.

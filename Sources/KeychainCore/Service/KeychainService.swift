@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// SecItemAdd / CopyMatching / Update / Delete (`keychain-semantics.md` §5) over an `ItemStore`,
 /// for one calling client. Isolation by access group is decided here: a client's filters never

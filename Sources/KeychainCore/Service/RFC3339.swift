@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// RFC 3339 timestamps: parsed in any offset and precision, answered as UTC with milliseconds
 /// (`2026-11-21T10:00:00.123Z`). Hand-written so that it is exact, locale-free and Sendable.

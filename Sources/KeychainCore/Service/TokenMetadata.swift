@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What keychaind keeps about a service's access token besides the token itself: when it
 /// expires (and, later, what a server-side refresh needs). Kept in the access token item's

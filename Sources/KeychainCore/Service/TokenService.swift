@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The access/refresh token convention (`api.md` "Auth tokens", seed 002) as a thin layer over
 /// `KeychainService`: the tokens are ordinary generic-password items (see `TokenNaming`), seen

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What a PUT stores: the access token, what happens to the refresh token, and when the access
 /// token expires.

@@ -4,7 +4,7 @@ import Glibc
 internal import COpenSSL
 import Foundation
 import KeychainConcurrency
-import KeychainCore
+package import KeychainCore
 
 /// AES-256-GCM with 96-bit nonces and 128-bit tags over OpenSSL EVP.
 ///

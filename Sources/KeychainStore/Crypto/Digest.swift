@@ -1,5 +1,5 @@
 internal import COpenSSL
-import KeychainCore
+public import KeychainCore
 
 /// SHA-256 and HMAC-SHA-256 over OpenSSL.
 public enum Digest {

@@ -1,6 +1,6 @@
 import Foundation
 import KeychainConcurrency
-import KeychainCore
+public import KeychainCore
 import Logging
 import Synchronization
 

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import KeychainCore
+public import KeychainCore
 
 /// The master key (key-encryption key) on disk: exactly 32 random bytes, mode 0600.
 public enum MasterKeyFile {

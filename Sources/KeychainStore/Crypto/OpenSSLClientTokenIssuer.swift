@@ -1,5 +1,5 @@
 import Foundation
-import KeychainCore
+public import KeychainCore
 
 /// Client tokens: `kc_` + base64url (no padding) of 32 bytes from `RAND_bytes`; looked up by
 /// the SHA-256 of the token's UTF-8 (the token has 256 random bits, so a fast hash is enough).

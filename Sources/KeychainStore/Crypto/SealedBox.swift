@@ -1,4 +1,4 @@
-import KeychainCore
+package import KeychainCore
 
 /// What a sealed secret is bound to: its class, persistent reference and access group. Moving a
 /// box to another row (or changing the row's group without re-sealing) makes it fail to open.
