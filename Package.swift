@@ -3,6 +3,7 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
+///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  keychaind
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the three system-library modules, and only from KeychainStore and
@@ -69,6 +70,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
+        // The log backend and the audit file's writing: what KeychainHTTP's request log and auditor
+        // write through (its `PreformattedLog` and `AuditSink`); only the executable wires it in.
+        .target(
+            name: "KeychainObservability",
+            dependencies: [
+                "KeychainHTTP", "KeychainCore", "KeychainConcurrency",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .target(
             name: "MicroHTTPDServer",
             dependencies: [
@@ -80,8 +90,8 @@ let package = Package(
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
-                "CProcessHardening",
+                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
+                "MicroHTTPDServer", "KeychainConfig", "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -124,8 +134,10 @@ let package = Package(
             swiftSettings: swiftSettings + faultInjection),
         .testTarget(
             name: "KeychainHTTPTests",
-            dependencies: ["KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport"],
+            dependencies: ["KeychainHTTP", "KeychainObservability", "KeychainAPI", "KeychainCore", "KeychainTestSupport"],
             swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
         .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
