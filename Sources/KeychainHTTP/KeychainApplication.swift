@@ -39,14 +39,20 @@ public struct KeychainApplication: HTTPResponder {
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
         var context = RequestContext(request: request, router: router)
-        return respond(to: request, context: &context, from: 0)
+        // Through the array's memory: a step is called where it is, not copied out (each copy
+        // would count a reference on a box every worker thread shares).
+        return middleware.withUnsafeBufferPointer { steps in
+            respond(to: request, context: &context, steps: steps, from: 0)
+        }
     }
 
     /// Runs the chain from its `index`th step; past the last, the route.
-    private func respond(to request: HTTPRequest, context: inout RequestContext, from index: Int) -> HTTPResponse {
-        guard index < middleware.count else { return route(request, context: &context) }
-        return middleware[index].respond(to: request, context: &context) { request, context in
-            respond(to: request, context: &context, from: index + 1)
+    private func respond(
+        to request: HTTPRequest, context: inout RequestContext, steps: UnsafeBufferPointer<any Middleware>, from index: Int
+    ) -> HTTPResponse {
+        guard index < steps.count else { return route(request, context: &context) }
+        return steps[index].respond(to: request, context: &context) { request, context in
+            respond(to: request, context: &context, steps: steps, from: index + 1)
         }
     }
 

@@ -23,6 +23,9 @@ public struct RequestContext: Sendable {
     /// the token fetch and item read).
     private let parsedBody: ParsedBody?
 
+    /// The route's pattern, `unmatched` when there is none (metrics, logs and audit lines); taken
+    /// once, as the pattern's storage is shared by every worker thread.
+    let routeName: String
     /// The methods the path has routes for, when it has none for the request's method (405).
     let allowedMethods: [HTTPMethod]
     /// `CLOCK_MONOTONIC` when the request arrived, and when its answer was ready (0 until asked).
@@ -59,6 +62,7 @@ public struct RequestContext: Sendable {
     ) {
         self.request = request
         self.route = route
+        routeName = route?.pattern ?? "unmatched"
         self.parameters = parameters
         self.allowedMethods = allowedMethods
         self.client = client
@@ -66,8 +70,6 @@ public struct RequestContext: Sendable {
         parsedBody = request.body.isEmpty ? nil : ParsedBody()
     }
 
-    /// The route's pattern, `unmatched` when there is none (metrics, logs and audit lines).
-    var routeName: String { route?.pattern ?? "unmatched" }
 
     /// Time from routing to the answer; the clock is read once, by the first step that asks
     /// after the answer is ready, and every later step reports the same time.
