@@ -3,18 +3,17 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
+///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  keychaind
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the three system-library modules, and only from KeychainStore and
 /// MicroHTTPDServer (see docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
 /// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
+/// Every target: existentials spelled `any`, and every import declared where it is used,
+/// internal unless the module's API exposes it (`public import`/`package import`).
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
-]
-/// Every import declared where it is used, internal unless the module's API exposes it
-/// (`public import`/`package import`). KeychainHTTP and keychaind do not have it yet.
-let strictImports = swiftSettings + [
     .enableUpcomingFeature("MemberImportVisibility"),
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
@@ -54,24 +53,33 @@ let package = Package(
         .systemLibrary(name: "CProcessHardening"),
 
         // MARK: Swift layers
-        .target(name: "KeychainCore", swiftSettings: strictImports),
-        .target(name: "KeychainConcurrency", swiftSettings: strictImports),
+        .target(name: "KeychainCore", swiftSettings: swiftSettings),
+        .target(name: "KeychainConcurrency", swiftSettings: swiftSettings),
         .target(
             name: "KeychainStore",
             dependencies: [
                 "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictImports + faultInjection),
+            swiftSettings: swiftSettings + faultInjection),
         .executableTarget(
             name: "StorageBench",
             dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strictImports),
-        .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
+        .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
         .target(
             name: "KeychainHTTP",
             dependencies: [
                 "KeychainCore", "KeychainConcurrency", "KeychainAPI",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+        // The log backend and the audit file's writing: what KeychainHTTP's request log and auditor
+        // write through (its `PreformattedLog` and `AuditSink`); only the executable wires it in.
+        .target(
+            name: "KeychainObservability",
+            dependencies: [
+                "KeychainHTTP", "KeychainCore", "KeychainConcurrency",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
@@ -81,13 +89,13 @@ let package = Package(
                 "KeychainHTTP", "KeychainAPI", "KeychainCore", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictImports),
-        .target(name: "KeychainConfig", swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
+        .target(name: "KeychainConfig", swiftSettings: swiftSettings),
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "MicroHTTPDServer", "KeychainConfig",
-                "CProcessHardening",
+                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
+                "MicroHTTPDServer", "KeychainConfig", "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -102,27 +110,27 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
-            swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
-            swiftSettings: strictImports),
-        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
+        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
 
         // MARK: Tests
         // Core's service tests spell their requests as the API does (KeychainAPI's decoders):
         // the shortest way to write a query, and the one a reader of api.md knows.
         .testTarget(
             name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainAPI", "KeychainTestSupport"],
-            swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainAPITests",
             dependencies: [
                 "KeychainAPI", "KeychainCore",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
-            swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
         .testTarget(
-            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: strictImports),
+            name: "KeychainConcurrencyTests", dependencies: ["KeychainConcurrency"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainStoreTests",
             dependencies: [
@@ -130,15 +138,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],
-            swiftSettings: strictImports + faultInjection),
+            swiftSettings: swiftSettings + faultInjection),
         .testTarget(
             name: "KeychainHTTPTests",
             dependencies: [
-                "KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainTestSupport",
+                "KeychainHTTP", "KeychainObservability", "KeychainAPI", "KeychainCore", "KeychainTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strictImports),
-        .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: strictImports),
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
+        .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
@@ -148,6 +158,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            swiftSettings: strictImports + faultInjection),
+            swiftSettings: swiftSettings + faultInjection),
     ]
 )

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// Turns `Authorization: Bearer <token>` into a client: hashes the token and looks the hash up.
 /// A missing, malformed, unknown or revoked token is errSecAuthFailed; the detail never echoes it.

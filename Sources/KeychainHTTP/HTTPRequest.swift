@@ -1,4 +1,4 @@
-import KeychainAPI
+public import KeychainAPI
 
 /// A request as the transport hands it over, independent of libmicrohttpd: the path and query
 /// already percent-decoded, header names lower-cased, the whole body assembled.

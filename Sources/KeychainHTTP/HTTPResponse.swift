@@ -1,5 +1,5 @@
-import KeychainAPI
-import KeychainCore
+public import KeychainAPI
+public import KeychainCore
 
 /// A complete response: status, headers and body.
 public struct HTTPResponse: Sendable {

@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 extension KeychainError {
     /// The HTTP status for an OSStatus: the contract's table, decided here and nowhere else.

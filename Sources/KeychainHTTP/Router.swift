@@ -26,13 +26,19 @@ public struct Router: Sendable {
         public let method: HTTPMethod
         public let pattern: String
         public let access: RouteAccess
+        /// What the route's audit line says about its target.
+        public let audit: AuditTarget
         let segments: [Segment]
         let handler: RouteHandler
 
-        init(method: HTTPMethod, pattern: String, access: RouteAccess, segments: [Segment], handler: @escaping RouteHandler) {
+        init(
+            method: HTTPMethod, pattern: String, access: RouteAccess, audit: AuditTarget, segments: [Segment],
+            handler: @escaping RouteHandler
+        ) {
             self.method = method
             self.pattern = pattern
             self.access = access
+            self.audit = audit
             self.segments = segments
             self.handler = handler
         }
@@ -56,13 +62,15 @@ public struct Router: Sendable {
     public init() {}
 
     public mutating func add(
-        _ method: HTTPMethod, _ pattern: String, access: RouteAccess, handler: @escaping RouteHandler
+        _ method: HTTPMethod, _ pattern: String, access: RouteAccess, audit: AuditTarget,
+        handler: @escaping RouteHandler
     ) {
         let segments = pattern.drop(while: { $0 == "/" }).split(separator: "/", omittingEmptySubsequences: false).map { part -> Segment in
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(Array(part.utf8))
         }
-        routes.append(Route(method: method, pattern: pattern, access: access, segments: segments, handler: handler))
+        routes.append(
+            Route(method: method, pattern: pattern, access: access, audit: audit, segments: segments, handler: handler))
     }
 
     /// Matches a request. `HEAD` is answered by the `GET` route of the path (libmicrohttpd sends

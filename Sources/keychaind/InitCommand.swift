@@ -17,8 +17,8 @@ struct InitCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try loadConfiguration(file: config, flags: dataDir.map { ["dataDir": $0] } ?? [:])
-        let logger = Logging.bootstrap(level: configuration.logLevel)
-        defer { Logging.flush() }
+        let logger = ServerLog.bootstrap(level: configuration.logLevel)
+        defer { ServerLog.flush() }
         let directory = DataDirectory(path: configuration.dataDir)
         do {
             let lock = try directory.acquireLock()

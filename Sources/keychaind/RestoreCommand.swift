@@ -30,8 +30,8 @@ struct RestoreCommand: ParsableCommand {
 
     func run() throws {
         let configuration = try loadConfiguration(file: config, flags: dataDir.map { ["dataDir": $0] } ?? [:])
-        let logger = Logging.bootstrap(level: configuration.logLevel)
-        defer { Logging.flush() }
+        let logger = ServerLog.bootstrap(level: configuration.logLevel)
+        defer { ServerLog.flush() }
         let directory = DataDirectory(path: configuration.dataDir)
         let report: RestoreReport
         do {

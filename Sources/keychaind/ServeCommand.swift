@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeychainConfig
 import KeychainHTTP
+import KeychainObservability
 import KeychainStore
 import Logging
 import MicroHTTPDServer
@@ -32,8 +33,8 @@ struct ServeCommand: ParsableCommand {
 
         let configuration = try loadConfiguration(file: config, flags: flags)
         do { try configuration.checkTransport() } catch { throw Failure(error) }
-        let logger = Logging.bootstrap(level: configuration.logLevel)
-        defer { Logging.flush() }
+        let logger = ServerLog.bootstrap(level: configuration.logLevel)
+        defer { ServerLog.flush() }
         ProcessHardening.forbidCoreDumps(logger: logger)
 
         #if KEYCHAIND_FAULT_INJECTION
@@ -77,7 +78,9 @@ struct ServeCommand: ParsableCommand {
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
             observe = try Observe.make(configuration, vault: vault, logger: logger)
-            let application = Wiring.application(vault: vault, logger: logger, observe: observe, configuration: configuration)
+            let application = Wiring.application(
+                vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
+                observe: observe, configuration: configuration)
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
             try server.start()
@@ -93,7 +96,7 @@ struct ServeCommand: ParsableCommand {
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
         server.stop()
-        observe.auditor?.close()
+        observe.auditLog?.close()
         backups?.stop()
         vault.close()
         withExtendedLifetime(directoryLock) {}

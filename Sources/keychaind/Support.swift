@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeychainConfig
-import KeychainHTTP
+import KeychainObservability
 import Logging
 
 /// A start-up failure: printed as `keychaind: <message>` on stderr, exit status 1.
@@ -21,13 +21,23 @@ func loadConfiguration(file: String?, flags: [String: String]) throws -> ServerC
     }
 }
 
-enum Logging {
-    /// Sets up swift-log once, writing to stderr at `level` (`StandardErrorLogHandler`).
+/// keychaind's log: swift-log writing to stderr (`StandardErrorLogHandler`).
+enum ServerLog {
+    static let label = "keychaind"
+
+    /// Sets up swift-log once, writing to stderr at `level`.
     static func bootstrap(level: ServerConfiguration.LogLevel) -> Logger {
-        LoggingSystem.bootstrap { label in
-            StandardErrorLogHandler(label: label, level: Logger.Level(rawValue: level.rawValue) ?? .info)
-        }
-        return Logger(label: "keychaind")
+        LoggingSystem.bootstrap { label in handler(label: label, level: level) }
+        return Logger(label: Self.label)
+    }
+
+    /// The backend of `bootstrap`'s logger, for the request log to write its lines to directly.
+    static func requestLog(level: ServerConfiguration.LogLevel) -> StandardErrorLogHandler {
+        handler(label: label, level: level)
+    }
+
+    private static func handler(label: String, level: ServerConfiguration.LogLevel) -> StandardErrorLogHandler {
+        StandardErrorLogHandler(label: label, level: Logger.Level(rawValue: level.rawValue) ?? .info)
     }
 
     /// Writes out the log lines still queued (before an exit).

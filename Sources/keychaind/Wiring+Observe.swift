@@ -1,6 +1,8 @@
 import Foundation
 import KeychainConfig
+import KeychainCore
 import KeychainHTTP
+import KeychainObservability
 import KeychainStore
 import Logging
 
@@ -10,6 +12,8 @@ struct Observe {
     static let auditKeyLabel = "keychaind audit log hmac key v1"
 
     let metrics = RequestMetrics()
+    /// The audit file the auditor writes to; both nil when auditing is off.
+    let auditLog: AuditLog?
     let auditor: Auditor?
 
     /// Opens the audit log (when enabled). A log that cannot be opened stops the server when
@@ -17,7 +21,7 @@ struct Observe {
     static func make(_ configuration: ServerConfiguration, vault: Vault, logger: Logger) throws -> Observe {
         guard configuration.auditEnabled else {
             logger.warning("audit log disabled (audit.enabled = false)")
-            return Observe(auditor: nil)
+            return Observe(auditLog: nil, auditor: nil)
         }
         let keyring = vault.keyring
         let file = AuditFile(path: configuration.auditFilePath, fsync: configuration.auditFsync)
@@ -35,10 +39,9 @@ struct Observe {
                 "path": "\(file.path)", "failClosed": "\(configuration.auditFailClosed)",
                 "fsync": "\(configuration.auditFsync)",
             ])
-        let auditor = Auditor(
-            file: file, failClosed: configuration.auditFailClosed,
-            mac: { keyring.derivedMAC(label: auditKeyLabel, $0, into: $1) }, logger: logger)
-        return Observe(auditor: auditor)
+        let auditLog = AuditLog(file: file, failClosed: configuration.auditFailClosed, logger: logger)
+        let auditor = Auditor(sink: auditLog, mac: { keyring.derivedMAC(label: auditKeyLabel, $0, into: $1) })
+        return Observe(auditLog: auditLog, auditor: auditor)
     }
 
     /// What `/metrics` reads at scrape time. `lastBackup`: nil until the backup feature hands in
@@ -49,7 +52,7 @@ struct Observe {
         let keyring = vault.keyring
         let items = vault.items
         var auditWriteFailures: (@Sendable () -> UInt64)?
-        if let auditor { auditWriteFailures = { auditor.writeFailures } }
+        if let auditLog { auditWriteFailures = { auditLog.writeFailures } }
         let keyringState: @Sendable () -> (term: UInt32, encryptions: UInt64) = {
             (keyring.currentTerm, keyring.currentTermEncryptions)
         }

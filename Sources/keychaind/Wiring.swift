@@ -10,7 +10,8 @@ import MicroHTTPDServer
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 enum Wiring {
     static func application(
-        vault: Vault, logger: Logger, observe: Observe? = nil, configuration: ServerConfiguration = ServerConfiguration()
+        vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
+        configuration: ServerConfiguration = ServerConfiguration()
     ) -> KeychainApplication {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
@@ -28,7 +29,7 @@ enum Wiring {
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
-            logger: logger, auditor: observe?.auditor, metrics: observe?.metrics,
+            logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
             authFailureLimiter: authFailureLimiter(configuration))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import KeychainAPI
 import KeychainCore
 import Logging
+import KeychainObservability
 import Testing
 
 @testable import KeychainHTTP
@@ -9,79 +10,42 @@ import Testing
 /// The pieces of the audit log and the metrics, in process.
 struct ObserveTests {
     static let noLog = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// Lines to /dev/null (fail-open: it is no regular file, so every write fails unseen).
+    static let discard = AuditLog(file: AuditFile(path: "/dev/null"), failClosed: false, logger: noLog)
 
     static func temporaryPath() -> String {
         FileManager.default.temporaryDirectory.appendingPathComponent("audit-\(UUID().uuidString).log").path
     }
 
-    @Test func concurrentAppendsNeverInterleave() throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = AuditFile(path: path)
-        try file.open()
-        DispatchQueue.concurrentPerform(iterations: 8) { thread in
-            for line in 0..<500 {
-                let text = "{\"thread\":\(thread),\"line\":\(line),\"pad\":\"\(String(repeating: "x", count: 200))\"}\n"
-                try? file.append(Array(text.utf8))
-            }
-        }
-        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-        #expect(lines.count == 4000)
-        #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) != nil })
-        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
-        #expect(mode == 0o600)
-    }
-
-    @Test func followsItsPathWhenTheFileIsRotatedAway() throws {
-        let path = Self.temporaryPath()
-        defer {
-            try? FileManager.default.removeItem(atPath: path)
-            try? FileManager.default.removeItem(atPath: path + ".1")
-        }
-        let file = AuditFile(path: path, pathCheckInterval: 0)
-        try file.append(Array("one\n".utf8))
-        try FileManager.default.moveItem(atPath: path, toPath: path + ".1")
-        try file.append(Array("two\n".utf8))
-        #expect(try String(contentsOfFile: path + ".1", encoding: .utf8) == "one\n")
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "two\n")
-    }
-
-    @Test func aPathThatIsADirectoryCannotBeWritten() throws {
-        let path = Self.temporaryPath()
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        #expect(throws: AuditWriteError.self) { try AuditFile(path: path).append(Array("x\n".utf8)) }
-    }
-
     @Test func tagsAreCanonicalKeyedAndShort() {
-        let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog)
+        let auditor = Auditor(sink: Self.discard, mac: SHA256Stub.mac)
         let request = { (method: HTTPMethod, query: [HTTPRequest.QueryItem], body: String, parameters: PathParameters) in
             RequestContext(
                 request: HTTPRequest(method: method, path: "/items/internetPassword", queryItems: query, body: Array(body.utf8)),
                 parameters: parameters)
         }
-        let fromQuery = auditor.subject(
-            of: request(.get, [.init(name: "port", value: "443"), .init(name: "value", value: "secret"),
+        let subject = { (context: RequestContext) in auditor.subject(of: context, target: .item) }
+        let fromQuery = subject(
+            request(.get, [.init(name: "port", value: "443"), .init(name: "value", value: "secret"),
                                .init(name: "limit", value: "all"), .init(name: "bogus", value: "x")], "",
                         ["class": "internetPassword"]))
-        let fromBody = auditor.subject(
-            of: request(.post, [], #"{"port":443,"data":"c2VjcmV0","privateKey":"AAAA"}"#, ["class": "internetPassword"]))
+        let fromBody = subject(
+            request(.post, [], #"{"port":443,"data":"c2VjcmV0","privateKey":"AAAA"}"#, ["class": "internetPassword"]))
         #expect(fromQuery.attributes.map(\.0) == ["port"], "only attributes of the class")
         #expect(fromBody.attributes.map(\.0) == ["port"])
         #expect(fromQuery.attributes.first?.1 == fromBody.attributes.first?.1, "443 as text and as a number")
         #expect(fromQuery.attributes.first?.1.count == 22)
         #expect(auditor.tag("account", Auditor.raw("bob")) != auditor.tag("service", Auditor.raw("bob")))
 
-        let byRef = auditor.subject(
-            of: request(.get, [], "", ["class": "internetPassword", "persistentRef": "not-a-ref"]))
+        let byRef = subject(
+            request(.get, [], "", ["class": "internetPassword", "persistentRef": "not-a-ref"]))
         #expect(byRef.persistentRef == nil, "only well-formed references are written")
-        let unknownClass = auditor.subject(of: request(.get, [.init(name: "port", value: "1")], "", ["class": "nope"]))
+        let unknownClass = subject(request(.get, [.init(name: "port", value: "1")], "", ["class": "nope"]))
         #expect(unknownClass.itemClass == nil && unknownClass.attributes.isEmpty)
     }
 
     @Test func aTagIsTheFirstSixteenBytesOfTheMACInBase64url() {
-        let auditor = Auditor(file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog)
+        let auditor = Auditor(sink: Self.discard, mac: SHA256Stub.mac)
         for value in ["bob", "", String(repeating: "long value ", count: 200)] {
             let message = Array("account".utf8) + [0] + Auditor.raw(value)
             let expected = Data(SHA256Stub.digest(message).prefix(16)).base64EncodedString()
@@ -95,19 +59,8 @@ struct ObserveTests {
     }
 
     @Test func valuesAreTaggedLockedWhileTheKeyIsAway() {
-        let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: { _, _ in false }, logger: Self.noLog)
+        let auditor = Auditor(sink: Self.discard, mac: { _, _ in false })
         #expect(auditor.tag("service", Auditor.raw("api")) == "locked")
-    }
-
-    @Test func aDeletedFileIsReopenedAtOnce() throws {
-        let path = Self.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let file = AuditFile(path: path)  // the path itself is checked only once a second
-        try file.append(Array("one\n".utf8))
-        try FileManager.default.removeItem(atPath: path)
-        try file.append(Array("two\n".utf8))
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "two\n")
     }
 
     @Test(arguments: [
@@ -156,7 +109,7 @@ struct ObserveTests {
 
     @Test func linesAreJSON() throws {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog,
+            sink: Self.discard, mac: SHA256Stub.mac,
             clock: { 1_795_298_140_684 })
         var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: "::1"), route: "/admin/clients/{name}")
         entry.client = "we\"ird\\name\n"
@@ -180,7 +133,7 @@ struct ObserveTests {
     /// `\u00XX`; the longest numbers) fits the size the line was measured at, and is JSON.
     @Test func linesAtTheirMeasuredBound() throws {
         let auditor = Auditor(
-            file: AuditFile(path: "/dev/null"), failClosed: false, mac: SHA256Stub.mac, logger: Self.noLog,
+            sink: Self.discard, mac: SHA256Stub.mac,
             clock: { 253_402_300_799_999 })
         let controls = String(repeating: "\u{01}", count: 300)
         var entry = auditor.begin(HTTPRequest(method: .get, path: "/x", remoteAddress: controls), route: controls)

@@ -1,6 +1,8 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
+import KeychainObservability
+import Synchronization
 import Testing
 
 @testable import KeychainHTTP
@@ -27,7 +29,8 @@ struct RequestContextTests {
         let path = ObserveTests.temporaryPath()
         defer { try? FileManager.default.removeItem(atPath: path) }
         // failClosed: every line is written on the request's thread, before its answer.
-        let auditor = Auditor(file: AuditFile(path: path), failClosed: true, mac: SHA256Stub.mac, logger: ObserveTests.noLog)
+        let auditor = Auditor(
+            sink: AuditLog(file: AuditFile(path: path), failClosed: true, logger: ObserveTests.noLog), mac: SHA256Stub.mac)
         let server = try TestServer(auditor: auditor)
         let bodies = [
             #"{"service":"a","value":"x"}"#, #"{"service":"b","value":"x","return":"none"}"#,
@@ -46,5 +49,28 @@ struct RequestContextTests {
         #expect(
             (outcomes[3]["attributes"] as? [String: String]).map { Set($0.keys) } == ["service", "label"],
             "a refused body's attributes are recorded too")
+    }
+}
+
+/// Authentication comes before the audit subject: a refused caller's request costs no HMAC
+/// (nor the body parse the subject would need).
+struct AuditSubjectOrderTests {
+    final class Count: Sendable {
+        let value = Mutex(0)
+    }
+
+    @Test func aRefusedCallerGetsItsAuditLineWithoutAnyTag() throws {
+        let macs = Count()
+        let auditor = Auditor(sink: ObserveTests.discard) { message, mac in
+            macs.value.withLock { $0 += 1 }
+            return SHA256Stub.mac(message, mac)
+        }
+        let server = try TestServer(auditor: auditor)
+        let refused = server.send(.post, "/v1/items/genericPassword", token: "kc_wrong", body: #"{"service":"a"}"#)
+        #expect(refused.status == 401)
+        #expect(macs.value.withLock { $0 } == 0)
+        let accepted = server.send(.get, "/v1/items/genericPassword?service=a", token: server.adminToken)
+        #expect(accepted.status == 404)
+        #expect(macs.value.withLock { $0 } == 1, "the query's one attribute, once authenticated")
     }
 }

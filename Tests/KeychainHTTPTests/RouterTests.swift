@@ -6,9 +6,9 @@ import Testing
 struct RouterTests {
     private func router() -> Router {
         var router = Router()
-        router.add(.get, "/items/{class}", access: .open) { _ in HTTPResponse(status: 200) }
-        router.add(.delete, "/items/{class}", access: .open) { _ in HTTPResponse(status: 200) }
-        router.add(.get, "/items/{class}/{ref}", access: .open) { _ in HTTPResponse(status: 200) }
+        router.add(.get, "/items/{class}", access: .open, audit: .none) { _ in HTTPResponse(status: 200) }
+        router.add(.delete, "/items/{class}", access: .open, audit: .none) { _ in HTTPResponse(status: 200) }
+        router.add(.get, "/items/{class}/{ref}", access: .open, audit: .none) { _ in HTTPResponse(status: 200) }
         return router
     }
 

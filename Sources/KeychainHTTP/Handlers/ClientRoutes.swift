@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import KeychainAPI
-import KeychainCore
+public import KeychainCore
 
 extension Router {
     /// Client administration (admin clients only): create with a token shown once, list (never
@@ -8,7 +8,7 @@ extension Router {
     public mutating func addClientRoutes(
         clients: any ClientStore, tokens: any ClientTokenIssuer, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
-        add(.post, "/admin/clients", access: .admin) { context in
+        add(.post, "/admin/clients", access: .admin, audit: .none) { context in
             let request = try ClientCreateRequest(decoding: context.jsonBody())
             let client = Client(
                 name: request.name, accessGroups: request.accessGroups, role: request.role,
@@ -17,10 +17,10 @@ extension Router {
             try clients.addClient(client, tokenHash: hash)
             return .json(status: 201, StatusAnswer.clientCreated(client, token: token))
         }
-        add(.get, "/admin/clients", access: .admin) { _ in
+        add(.get, "/admin/clients", access: .admin, audit: .none) { _ in
             .json(StatusAnswer.clients(try clients.clients()))
         }
-        add(.delete, "/admin/clients/{name}", access: .admin) { context in
+        add(.delete, "/admin/clients/{name}", access: .admin, audit: .client) { context in
             let name = context.parameters["name"] ?? ""
             // Revoking the only admin would leave nobody able to administer the vault (and
             // admin.token would name a dead token): refuse, as a guard like DELETE's `all=true`.
@@ -35,7 +35,7 @@ extension Router {
             }
             return .json(StatusAnswer.count(.deleted, 1))
         }
-        add(.post, "/admin/clients/{name}/token", access: .admin) { context in
+        add(.post, "/admin/clients/{name}/token", access: .admin, audit: .client) { context in
             let name = context.parameters["name"] ?? ""
             let (token, hash) = tokens.newToken()
             guard try clients.replaceToken(ofClient: name, tokenHash: hash) else {

@@ -1,5 +1,5 @@
 import KeychainAPI
-import KeychainCore
+public import KeychainCore
 
 extension Router {
     /// SecItem* over HTTP (`api.md` "Items"):
@@ -7,7 +7,7 @@ extension Router {
     /// Requests are decoded and answers written by KeychainAPI, the rules are `KeychainService`'s;
     /// this file only connects them.
     public mutating func addItemRoutes(service: KeychainService) {
-        add(.post, "/items/{class}", access: .client) { context in
+        add(.post, "/items/{class}", access: .client, audit: .item) { context in
             let itemClass = try context.itemClass()
             let request = try ItemAddRequest(decoding: context.jsonBody(), of: itemClass)
             let added = try service.add(request.item, client: context.caller)
@@ -16,22 +16,22 @@ extension Router {
             response.createdItem = answer.item?.persistentRef
             return response
         }
-        add(.get, "/items/{class}", access: .client) { context in
+        add(.get, "/items/{class}", access: .client, audit: .item) { context in
             try ItemHandlers.search(context, service: service, persistentRef: nil)
         }
-        add(.get, "/items/{class}/{persistentRef}", access: .client) { context in
+        add(.get, "/items/{class}/{persistentRef}", access: .client, audit: .item) { context in
             try ItemHandlers.search(context, service: service, persistentRef: context.parameters["persistentRef"])
         }
-        add(.patch, "/items/{class}", access: .client) { context in
+        add(.patch, "/items/{class}", access: .client, audit: .item) { context in
             try ItemHandlers.update(context, service: service, persistentRef: nil)
         }
-        add(.patch, "/items/{class}/{persistentRef}", access: .client) { context in
+        add(.patch, "/items/{class}/{persistentRef}", access: .client, audit: .item) { context in
             try ItemHandlers.update(context, service: service, persistentRef: context.parameters["persistentRef"])
         }
-        add(.delete, "/items/{class}", access: .client) { context in
+        add(.delete, "/items/{class}", access: .client, audit: .item) { context in
             try ItemHandlers.delete(context, service: service, persistentRef: nil)
         }
-        add(.delete, "/items/{class}/{persistentRef}", access: .client) { context in
+        add(.delete, "/items/{class}/{persistentRef}", access: .client, audit: .item) { context in
             try ItemHandlers.delete(context, service: service, persistentRef: context.parameters["persistentRef"])
         }
     }

@@ -1,6 +1,6 @@
-import Foundation
+public import Foundation
 import KeychainAPI
-import KeychainCore
+public import KeychainCore
 
 /// What `/metrics` reads at scrape time besides the request counters. Features built elsewhere
 /// (lock, backup) hand in closures; nil leaves their family out.
@@ -37,7 +37,7 @@ public struct MetricsSources: Sendable {
 extension Router {
     /// `GET /metrics` (admin): Prometheus text exposition format 0.0.4.
     public mutating func addMetricsRoute(metrics: RequestMetrics, sources: MetricsSources) {
-        add(.get, "/metrics", access: .admin) { _ in
+        add(.get, "/metrics", access: .admin, audit: .none) { _ in
             var text = PrometheusText()
             text.family("keychaind_build_info", type: "gauge", help: "Always 1; the version is a label.")
             text.sample("keychaind_build_info", labels: [("version", KeychaindVersion.current)], 1.0)

@@ -1,5 +1,5 @@
 import KeychainAPI
-import KeychainCore
+public import KeychainCore
 
 extension Router {
     /// Key management and backups (admin clients only; `api.md` "Administration"):
@@ -10,26 +10,26 @@ extension Router {
     /// database), so every one of these routes still needs an admin token when locked.
     /// The POST routes take no body (an empty body or `{}`).
     public mutating func addVaultRoutes(vault: any VaultAdministration) {
-        add(.post, "/admin/lock", access: .admin) { context in
+        add(.post, "/admin/lock", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
             vault.lock()
             return .json(StatusAnswer.locked(true))
         }
-        add(.post, "/admin/unlock", access: .admin) { context in
+        add(.post, "/admin/unlock", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
             try vault.unlock()
             return .json(StatusAnswer.locked(false))
         }
-        add(.post, "/admin/rotate", access: .admin) { context in
+        add(.post, "/admin/rotate", access: .admin, audit: .none) { context in
             let request = try context.vaultRequest(allowingReencrypt: true)
             let term = try vault.rotate(reencrypt: request.reencrypt)
             return .json(StatusAnswer.rotated(term: term, reencrypting: request.reencrypt))
         }
-        add(.post, "/admin/rekey", access: .admin) { context in
+        add(.post, "/admin/rekey", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
             return .json(StatusAnswer.count(.rewrapped, try vault.rekey()))
         }
-        add(.get, "/admin/backup", access: .admin) { context in
+        add(.get, "/admin/backup", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
             let bytes = try vault.backupData()
             return HTTPResponse(
@@ -41,7 +41,7 @@ extension Router {
                 ],
                 body: bytes)
         }
-        add(.get, "/admin/vault", access: .admin) { context in
+        add(.get, "/admin/vault", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
             return .json(StatusAnswer.vault(vault.status))
         }

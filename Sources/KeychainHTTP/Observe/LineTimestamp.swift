@@ -17,7 +17,7 @@ public enum LineTimestamp {
         return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
-    static func append(millisecondsSince1970 milliseconds: Int64, to bytes: inout [UInt8]) {
+    public static func append(millisecondsSince1970 milliseconds: Int64, to bytes: inout [UInt8]) {
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: RFC3339.formattedLength) { text in
             RFC3339.write(millisecondsSince1970: milliseconds, into: text)
             bytes.append(contentsOf: UnsafeBufferPointer(text))

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import KeychainHTTP
+@testable import KeychainObservability
 
 @Suite("LineBatcher")
 struct LineBatcherTests {

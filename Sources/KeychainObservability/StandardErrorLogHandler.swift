@@ -2,7 +2,8 @@
 import Glibc
 #endif
 import KeychainCore
-import Logging
+public import KeychainHTTP
+public import Logging
 
 /// keychaind's log on standard error, in swift-log's `StreamLogHandler` format
 /// (`<time> <level> <label>: <metadata> [<source>] <message>`) with UTC timestamps in
@@ -16,7 +17,7 @@ import Logging
 ///
 /// Lines are built as bytes and queued to the batcher. The request log can skip swift-log's
 /// message and event too (`log(_:source:message:)`), for the same line.
-public struct StandardErrorLogHandler: LogHandler {
+public struct StandardErrorLogHandler: LogHandler, PreformattedLog {
     /// The process's one writer to file descriptor 2.
     static let output = LineBatcher(name: "keychaind log") { bytes, _ in
         bytes.withUnsafeBytes { buffer in
@@ -77,7 +78,7 @@ public struct StandardErrorLogHandler: LogHandler {
     /// What `Logger.log` at `level` with a message and no metadata, error or explicit source
     /// logs from a file of module `source`, with the message written by `message` into the line.
     /// For the request log, which runs on every request. Obeys `logLevel` as `Logger` does.
-    func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
+    public func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
         guard level >= logLevel else { return }
         var pretty = prettyMetadata
         if let provided = metadataProvider?.get(), !provided.isEmpty {

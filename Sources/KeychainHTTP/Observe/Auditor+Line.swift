@@ -1,0 +1,71 @@
+import KeychainCore
+
+/// An entry as its JSON line.
+extension Auditor {
+    /// Runs `body` over the entry as one JSON line, written field by field (this runs on every
+    /// request): measured first, then written into memory of that size (on the stack, for the
+    /// usual few hundred bytes).
+    func withLine<Result>(_ entry: Entry, phase: String?, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        let time = clock()
+        var measure = LineWriter()
+        fields(of: entry, phase: phase, time: time, to: &measure)
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: measure.lineCapacity) { memory in
+            var line = LineWriter(writingTo: memory)
+            fields(of: entry, phase: phase, time: time, to: &line)
+            return body(line.finish())
+        }
+    }
+
+    private func fields(of entry: Entry, phase: String?, time: Int64, to line: inout LineWriter) {
+        line.time("time", millisecondsSince1970: time)
+        line.integer("id", Int64(truncatingIfNeeded: entry.id))
+        if let phase { line.string("phase", phase) }
+        if let client = entry.client { line.string("client", client) } else { line.null("client") }
+        if let remote = entry.remote { line.string("remote", remote) }
+        line.string("method", entry.method)
+        line.string("route", entry.route)
+        if let status = entry.status { line.integer("status", Int64(status)) }
+        if let osStatus = entry.osStatus { line.integer("osStatus", Int64(osStatus)) }
+        if let itemClass = entry.subject.itemClass { line.string("class", itemClass) }
+        if let ref = entry.subject.persistentRef { line.string("persistentRef", ref) }
+        if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }
+        if !entry.subject.changes.isEmpty { line.object("changes", entry.subject.changes) }
+        if !entry.subject.parameters.isEmpty { line.object("params", entry.subject.parameters) }
+        if let microseconds = entry.microseconds { line.milliseconds("ms", microseconds: microseconds) }
+    }
+
+    /// Known methods as they are, anything else as `OTHER` (bounded labels, nothing echoed).
+    static func methodLabel(_ method: HTTPMethod) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete: method.rawValue
+        default: "OTHER"
+        }
+    }
+
+    private static let base64urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// Without padding, written straight into the string's storage.
+    static func base64url(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { output in
+            base64urlAlphabet.withUnsafeBufferPointer { alphabet in
+                var count = 0
+                var buffer: UInt32 = 0
+                var bits = 0
+                for byte in bytes {
+                    buffer = (buffer << 8) | UInt32(byte)
+                    bits += 8
+                    while bits >= 6 {
+                        bits -= 6
+                        output[count] = alphabet[Int((buffer >> UInt32(bits)) & 63)]
+                        count += 1
+                    }
+                }
+                if bits > 0 {
+                    output[count] = alphabet[Int((buffer << UInt32(6 - bits)) & 63)]
+                    count += 1
+                }
+                return count
+            }
+        }
+    }
+}
