@@ -17,7 +17,7 @@ static inline void COpenSSL_free(void *pointer) { OPENSSL_free(pointer); }
 /* SHA-256 on a state kept on the stack. OpenSSL 3 deprecates SHA256_* in favour of EVP, but an
  * EVP digest allocates a context per call and a context copy allocates too: per audit tag and per
  * bearer token hashed, the EVP paths took 214 and 124 ns against 104 and 51 ns here (the same
- * SHA extension code underneath; docs/benchmarks.md, "Audit tags: session 17"). */
+ * SHA extension code underneath; docs/decisions.md, "Audit tags: every tag computed, none remembered"). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 

@@ -5,7 +5,7 @@ import Glibc
 /// One instance of `Value` for each thread that asks for it, made the first time it asks: state
 /// that libmicrohttpd's workers would otherwise share. Shared state costs on every request even
 /// without waiting for a lock: each lock, counter and reference count written by one core is a
-/// cache miss for the other (docs/benchmarks.md, "Token fetch: session 9").
+/// cache miss for the other (docs/decisions.md, "Per-thread state").
 ///
 /// Every instance made is kept until this object goes (so a thread's counts outlive it), and
 /// `instances` lists them for readers that add them up. keychaind's request threads are a fixed

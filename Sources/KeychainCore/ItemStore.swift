@@ -62,7 +62,7 @@ extension ItemStore {
 /// What a find reads of each match besides its class and persistent reference. A search that
 /// returns only data (`return=data`, the common read of a password) needs no attributes, and one
 /// that returns only references or only checks existence needs neither: the SQLite store then
-/// neither selects nor decodes those columns (docs/benchmarks.md, "Scale").
+/// neither selects nor decodes those columns (docs/decisions.md, "A find reads only what the answer returns").
 public struct ItemContents: OptionSet, Hashable, Sendable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -22,7 +22,7 @@ extension String {
     /// answers; ASCII (nearly every query name and value, JSON string and token) is made
     /// directly. The generic initializer, not specialized for UTF-8 in the standard library,
     /// looked up type metadata on every call: ~1.2k instructions each, six per item read for its
-    /// query's names and values (callgrind; docs/benchmarks.md, "Scale").
+    /// query's names and values (callgrind).
     @inlinable
     public init?(validatingUTF8Bytes bytes: UnsafeBufferPointer<UInt8>) {
         guard String.isValidUTF8(bytes) else { return nil }

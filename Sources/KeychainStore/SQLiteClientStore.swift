@@ -10,9 +10,9 @@ public final class SQLiteClientStore: ClientStore {
 
     /// Clients already looked up by token hash, so that authenticating a request costs a
     /// dictionary lookup instead of a query. One per request thread (a shared one cost every
-    /// request a contended lock and reference counts: docs/benchmarks.md, "Token fetch: session
-    /// 9"). Every change to the clients table bumps `changes`, and a cache of an older
-    /// generation empties itself before it answers; a lookup that raced with a change does not
+    /// request a contended lock and reference counts: docs/decisions.md, "Per-thread state").
+    /// Every change to the clients table bumps `changes`, and a cache of an older generation
+    /// empties itself before it answers; a lookup that raced with a change does not
     /// cache what it read (its generation is stale), so a revoked token fails from the next
     /// request on, on every thread. Only tokens that exist are cached, so unknown tokens cannot
     /// grow it; it is bounded anyway. The key is a SHA-256 of a 256-bit random token: a timing

@@ -9,7 +9,7 @@ public final class SQLiteItemStore: ItemStore {
     let pool: ConnectionPool
     let keyring: Keyring
     /// One find cache per request thread: a shared one cost every hit a contended lock and cache
-    /// misses on the rows' reference counts (docs/benchmarks.md, "Token fetch: session 9").
+    /// misses on the rows' reference counts (docs/decisions.md, "Per-thread state").
     private let recentFinds = PerThread { FindCache() }
     /// Each row under its lookup attributes, so that a point read walks one B-tree, not two.
     let lookups = ItemLookupMap()

@@ -62,7 +62,7 @@ extension Auditor {
     /// base64url(HMAC-SHA-256(auditKey, name ‖ 0x00 ‖ canonical value)[0..<16]), worked out for
     /// every value: the message and the MAC are written into one temporary allocation (on the
     /// stack for the usual short values), and an HMAC on the prepared key costs about what
-    /// looking a remembered tag up did (docs/benchmarks.md, "Audit tags: session 17").
+    /// looking a remembered tag up did (docs/decisions.md, "Audit tags: every tag computed, none remembered").
     func tag(_ name: String, _ canonical: [UInt8]) -> String {
         let nameLength = name.utf8.count
         let messageLength = nameLength + 1 + canonical.count

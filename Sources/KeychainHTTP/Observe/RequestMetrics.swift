@@ -31,7 +31,7 @@ public final class RequestMetrics: Sendable {
     }
 
     /// By route pattern, one shard per request thread: one shared table cost every request a
-    /// contended lock and cache misses (docs/benchmarks.md, "Token fetch: session 9").
+    /// contended lock and cache misses (docs/decisions.md, "Per-thread state").
     private let shards = PerThread { PThreadLocked<[String: RouteCounts]>([:]) }
 
     public init() {}

@@ -53,7 +53,8 @@ final class SQLiteConnection: @unchecked Sendable {
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA foreign_keys=ON")
             // No memory-mapped I/O: mapped pages count in the server's resident memory (300 MB at
-            // 1M items with a 256 MiB map, 63 MB without; docs/benchmarks.md, "Scale").
+            // 1M items with a 256 MiB map, 63 MB without; docs/decisions.md, "Page cache: one
+            // budget per pool").
             try execute("PRAGMA cache_size=-\(max(pageCacheKiB, 1))")
         } catch {
             close()
