@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "KeychainAPITests",
             dependencies: [
-                "KeychainAPI", "KeychainCore",
+                "KeychainAPI", "KeychainCore", "KeychainTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: swiftSettings),

@@ -117,15 +117,19 @@ struct MetricsAndTLSTests {
 
     // MARK: - TLS
 
-    /// A self-signed P-256 certificate for 127.0.0.1 and its key (0600) in a new directory.
-    static func selfSignedCertificate() throws -> (cert: String, key: String) {
+    /// A self-signed certificate for 127.0.0.1 and its key (0600) in a new directory; the key is
+    /// P-256 unless `newKey` names another (openssl's `-newkey` and its options).
+    static func selfSignedCertificate(
+        newKey: [String] = ["ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
+    ) throws -> (cert: String, key: String) {
         let directory = KeychaindProcess.temporaryDirectory()
         let cert = directory.appendingPathComponent("cert.pem").path
         let key = directory.appendingPathComponent("key.pem").path
-        let result = try Command.run([
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1",
-            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
-        ])
+        let result = try Command.run(
+            ["openssl", "req", "-x509", "-newkey"] + newKey + [
+                "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                "-keyout", key, "-out", cert,
+            ])
         guard result.status == 0 else { throw ProcessFailure(description: "openssl failed: \(result.stderr)") }
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
         return (cert, key)

@@ -8,16 +8,7 @@ import Testing
 struct TransportSecurityTests {
     /// A self-signed RSA certificate (RSA key transport needs one) and its key, 0600.
     static func rsaCertificate() throws -> (cert: String, key: String) {
-        let directory = KeychaindProcess.temporaryDirectory()
-        let cert = directory.appendingPathComponent("rsa-cert.pem").path
-        let key = directory.appendingPathComponent("rsa-key.pem").path
-        let result = try Command.run([
-            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-            "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert,
-        ])
-        guard result.status == 0 else { throw ProcessFailure(description: "openssl failed: \(result.stderr)") }
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
-        return (cert, key)
+        try MetricsAndTLSTests.selfSignedCertificate(newKey: ["rsa:2048"])
     }
 
     /// The protocol version `openssl s_client` negotiated with these options, or nil when the

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
+import KeychainTestSupport
 import Testing
 
 @Suite struct AttributeParsingTests {

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
+import KeychainTestSupport
 import Testing
 
 /// The token routes' requests: naming from the query string, the PUT body.

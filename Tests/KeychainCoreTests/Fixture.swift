@@ -127,18 +127,6 @@ extension FoundItem {
     }
 }
 
-/// The status a throwing call fails with, or nil when it succeeds.
-func status<T>(_ body: () throws -> T) -> KeychainError.Code? {
-    do {
-        _ = try body()
-        return nil
-    } catch let error as KeychainError {
-        return error.code
-    } catch {
-        return .io
-    }
-}
-
 final class Ticker: Sendable {
     let value = Mutex<Int64>(0)
 }
