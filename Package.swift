@@ -100,10 +100,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings + faultInjection),
+        // COpenSSL for SecKey (RSA and EC keys, docs/decisions.md "SecKey over OpenSSL").
         .target(
             name: "KeychainClient",
             dependencies: [
-                "KeychainAPI", "KeychainCore",
+                "KeychainAPI", "KeychainCore", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -149,6 +150,7 @@ let package = Package(
         .testTarget(
             name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
         .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
+        .testTarget(name: "KeychainClientTests", dependencies: ["KeychainClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
@@ -159,5 +161,16 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings + faultInjection),
+        // The seeds' Apple code compiled from its own files with `import Security` changed to
+        // `import KeychainClient`, run against the real binary (docs/decisions.md, "Seed code tests"):
+        // the tutorial's SecureStore framework as its own module, as the tutorial builds it, so that
+        // its XCTests' `@testable import SecureStore` stays; the seeds' code is Swift 5 code, compiled
+        // as such (no upcoming-feature settings).
+        .target(
+            name: "SecureStore", dependencies: ["KeychainClient"], path: "Tests/SeedCode/SecureStore",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(
+            name: "SeedCodeTests", dependencies: ["SecureStore", "KeychainClient", "keychaind"],
+            path: "Tests/SeedCode/SeedCodeTests", swiftSettings: [.swiftLanguageMode(.v5)]),
     ]
 )

@@ -10,9 +10,17 @@
 #include <openssl/x509v3.h>
 #include <openssl/bn.h>
 #include <openssl/asn1.h>
+#include <openssl/rsa.h>
+#include <openssl/ec.h>
+#include <openssl/core_names.h>
+#include <openssl/param_build.h>
 
 /* OPENSSL_free is a macro; these give Swift a callable form. */
 static inline void COpenSSL_free(void *pointer) { OPENSSL_free(pointer); }
+
+/* Key selections for EVP_PKEY_fromdata (macros made of other macros; KeychainClient's SecKey). */
+static inline int COpenSSL_selection_keypair(void) { return EVP_PKEY_KEYPAIR; }
+static inline int COpenSSL_selection_public_key(void) { return EVP_PKEY_PUBLIC_KEY; }
 
 /* SHA-256 on a state kept on the stack. OpenSSL 3 deprecates SHA256_* in favour of EVP, but an
  * EVP digest allocates a context per call and a context copy allocates too: per audit tag and per

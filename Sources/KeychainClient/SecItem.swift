@@ -16,11 +16,12 @@ import KeychainCore
 @discardableResult
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     SecItemBridge.run(result) { client in
-        let query = try SecQuery(attributes, operation: .add)
+        var query = try SecQuery(attributes, operation: .add)
+        defer { query.wipeValueData() }
         let answer = try ItemAnswer(
             decoding: client.sendSynchronously(
                 "POST", "/items/\(query.itemClass.rawValue)", body: query.addRequest().encoded()))
-        return answer.item.map { query.shape($0) } ?? nil
+        return try answer.item.flatMap { try query.shape($0) }
     }
 }
 
@@ -34,13 +35,13 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
         var answer = try client.sendSynchronously("GET", path, query: itemQuery.queryParameters(for: .copyMatching))
         if query.isSingle || query.persistentRef != nil {
             guard query.wantsResult, let item = try ItemAnswer(decoding: answer).item else { return nil }
-            return query.shape(item)
+            return try query.shape(item)
         }
         guard query.wantsResult else { return [Any]() as AnyObject }
         var all: [AnyObject] = []
         while true {
             let page = try ItemListAnswer(decoding: answer)
-            all += page.items.compactMap { query.shape($0) }
+            all += try page.items.compactMap { try query.shape($0) }
             guard let next = page.next else { break }
             itemQuery.cursor = next
             answer = try client.sendSynchronously("GET", path, query: itemQuery.queryParameters(for: .copyMatching))
@@ -54,7 +55,8 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDictionary) -> OSStatus {
     SecItemBridge.run(nil) { client in
         let query = try SecQuery(query, operation: .update)
-        let changes = try SecQuery(attributesToUpdate, operation: .attributesToUpdate, itemClass: query.itemClass)
+        var changes = try SecQuery(attributesToUpdate, operation: .attributesToUpdate, itemClass: query.itemClass)
+        defer { changes.wipeValueData() }
         let parameters = try query.itemQuery(for: .update).queryParameters(for: .update)
         _ = try client.sendSynchronously("PATCH", query.path, query: parameters, body: changes.update.encoded())
         return nil
@@ -62,12 +64,15 @@ public func SecItemUpdate(_ query: CFDictionary, _ attributesToUpdate: CFDiction
 }
 
 /// SecItemDelete: `DELETE /v1/items/{class}?query` (every match). A query naming only the class
-/// is refused by keychaind (errSecParam), unlike Apple's, as a guard against wiping a class.
+/// deletes every item of the class in the client's groups, as Apple's does: the client says
+/// `all=true`, which the route asks for as a guard against a typo in a hand-written request.
 @discardableResult
 public func SecItemDelete(_ query: CFDictionary) -> OSStatus {
     SecItemBridge.run(nil) { client in
         let query = try SecQuery(query, operation: .delete)
-        let parameters = try query.itemQuery(for: .delete).queryParameters(for: .delete)
+        var itemQuery = try query.itemQuery(for: .delete)
+        itemQuery.deleteAll = !itemQuery.namesAnyAttribute
+        let parameters = itemQuery.queryParameters(for: .delete)
         _ = try client.sendSynchronously("DELETE", query.path, query: parameters)
         return nil
     }

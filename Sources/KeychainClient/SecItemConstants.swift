@@ -76,6 +76,10 @@ public let kSecAttrIsExtractable = "extr"
 public let kSecAttrPersistentReference = "persistref"
 /// kSecAttrSynchronizable's "either" value.
 public let kSecAttrSynchronizableAny = "syna"
+/// kSecAttrTokenID's one value: keys on it are refused with errSecUnimplemented (no Secure Enclave).
+public let kSecAttrTokenIDSecureEnclave = "com.apple.setoken"
+/// The access group of token items: never among a keychaind client's groups.
+public let kSecAttrAccessGroupToken = "com.apple.token"
 
 // MARK: Search, return and value keys (§4)
 public let kSecMatchLimit = "m_Limit"
@@ -89,6 +93,23 @@ public let kSecReturnPersistentRef = "r_PersistentRef"
 public let kSecValueData = "v_Data"
 public let kSecValueRef = "v_Ref"
 public let kSecValuePersistentRef = "v_PersistentRef"
+
+// MARK: kSecUse keys: accepted and ignored (docs/decisions.md, "Constants Apple code passes")
+/// keychaind is the data-protection keychain: asking for it changes nothing.
+public let kSecUseDataProtectionKeychain = "nleg"
+/// User authentication: no item needs it in keychaind, so there is nothing to authenticate,
+/// prompt for or skip.
+public let kSecUseAuthenticationContext = "u_AuthCtx"
+public let kSecUseAuthenticationUI = "u_AuthUI"
+public let kSecUseAuthenticationUIAllow = "u_AuthUIA"
+public let kSecUseAuthenticationUIFail = "u_AuthUIF"
+public let kSecUseAuthenticationUISkip = "u_AuthUIS"
+public let kSecUseOperationPrompt = "u_OpPrompt"
+public let kSecUseNoAuthenticationUI = "u_NoAuthUI"
+
+// MARK: SecKeyCreateRandomKey
+public let kSecPrivateKeyAttrs = "private"
+public let kSecPublicKeyAttrs = "public"
 
 // MARK: kSecAttrAccessible values
 public let kSecAttrAccessibleWhenUnlocked = "ak"
@@ -179,3 +200,5 @@ public let errSecDecode: OSStatus = -26275
 public let errSecMissingEntitlement: OSStatus = -34018
 public let errSecRestrictedAPI: OSStatus = -34020
 public let errSecInvalidValue: OSStatus = -67694
+/// SecKeyVerifySignature's code for a signature that does not verify.
+public let errSecVerifyFailed: OSStatus = -67808

@@ -17,6 +17,8 @@ struct SecQuery {
     var limit: MatchLimit?
     var caseInsensitive: Bool?
     var valueData: [UInt8]?
+    /// kSecValueRef: a key to add, or the key whose item a search, update or delete means.
+    var valueKey: SecKey?
     var persistentRef: String?
 
     init(_ dictionary: CFDictionary, operation: Operation, itemClass fixedClass: ItemClass? = nil) throws {
@@ -29,20 +31,26 @@ struct SecQuery {
         if let fixedClass {
             itemClass = fixedClass
         } else {
-            guard let classValue = entries.first(where: { $0.0 == kSecClass })?.1 else {
+            if let classValue = entries.first(where: { $0.0 == kSecClass })?.1 {
+                guard let code = classValue as? String else { throw KeychainError.param("kSecClass must be a class constant") }
+                guard let found = ItemClass.allCases.first(where: { $0.code == code || $0.rawValue == code }) else {
+                    throw KeychainError.noSuchClass("unknown item class \"\(code)\"")
+                }
+                itemClass = found
+            } else if entries.contains(where: { $0.0 == kSecValueRef && $0.1 is SecKey }) {
+                // As Apple: a key ref implies its class.
+                itemClass = .key
+            } else {
                 throw KeychainError.param("kSecClass is missing")
             }
-            guard let code = classValue as? String else { throw KeychainError.param("kSecClass must be a class constant") }
-            guard let found = ItemClass.allCases.first(where: { $0.code == code || $0.rawValue == code }) else {
-                throw KeychainError.noSuchClass("unknown item class \"\(code)\"")
-            }
-            itemClass = found
         }
         for (key, value) in entries {
             if operation == .attributesToUpdate {
                 switch key {
                 case kSecValueData: valueData = try Self.bytes(value, key)
                 case kSecAttrSynchronizable: attributes.append((.synchronizable, .bool(try Self.bool(value, key))))
+                case kSecAttrAccessControl where value is SecAccessControl:
+                    attributes.append((.accessible, try Self.accessibility(of: value)))
                 default:
                     guard let attribute = Self.attribute(code: key, of: itemClass) else {
                         throw KeychainError.noSuchAttr("\"\(key)\" cannot be updated")
@@ -84,7 +92,16 @@ struct SecQuery {
                     persistentRef = String(decoding: try Self.bytes(value, key), as: UTF8.self)
                 }
             case kSecValueRef:
-                throw KeychainError(.unimplemented, "kSecValueRef has no meaning over HTTP; use kSecValueData")
+                guard let key = value as? SecKey else {
+                    throw KeychainError(.unimplemented, "kSecValueRef takes a SecKey; give certificates as kSecValueData")
+                }
+                valueKey = key
+            case kSecAttrAccessControl where value is SecAccessControl:
+                attributes.append((.accessible, try Self.accessibility(of: value)))
+            case kSecAttrTokenID where operation == .add:
+                throw KeyParameters.tokenRefusal(value)
+            case _ where Self.ignoredKeys.contains(key):
+                continue
             case kSecAttrSynchronizable:
                 if let text = value as? String, text == kSecAttrSynchronizableAny {
                     synchronizable = "any"
@@ -110,6 +127,7 @@ struct SecQuery {
         if operation == .add, synchronizable == "any" {
             throw KeychainError.param("kSecAttrSynchronizableAny is for searches")
         }
+        if let valueKey { try takeAttributes(of: valueKey, adding: operation == .add) }
     }
 
     // MARK: Requests
@@ -135,6 +153,11 @@ struct SecQuery {
         return ItemAddRequest(
             item: NewItem(itemClass: itemClass, attributes: values, secret: valueData.map { SecretBytes($0) }),
             returnKinds: returnKinds)
+    }
+
+    /// Overwrites the secret's bytes (a password, a key's private material) once they are sent.
+    mutating func wipeValueData() {
+        if valueData != nil { SecretBytes.wipe(&valueData!) }
     }
 
     /// attributesToUpdate as the update's body.
@@ -165,9 +188,11 @@ struct SecQuery {
 
     var isSingle: Bool { (limit ?? .one).isSingle }
 
-    /// Password classes have no ref (success, no object); for keys and certificates the ref is
-    /// answered as the item's bytes.
+    /// Password classes have no ref (success, no object); a key's ref is its `SecKey`, made from
+    /// the item's data, type and class; for certificates and identities the ref is answered as the
+    /// item's bytes.
     private var refIsData: Bool { returnRef && itemClass != .genericPassword && itemClass != .internetPassword }
+    private var refIsKey: Bool { returnRef && itemClass == .key }
 
     /// What anything at all is to be returned.
     var wantsResult: Bool { returnData || returnAttributes || returnPersistentRef || refIsData }
@@ -175,23 +200,25 @@ struct SecQuery {
     /// What the server is to return for what was asked (attributes carry the reference).
     var returnKinds: ReturnKinds {
         var kinds = ReturnKinds()
-        if returnAttributes { kinds.insert(.attributes) }
+        if returnAttributes || refIsKey { kinds.insert(.attributes) }
         if returnData || refIsData { kinds.insert(.data) }
-        if returnPersistentRef, !returnAttributes { kinds.insert(.ref) }
+        if returnPersistentRef, !kinds.contains(.attributes) { kinds.insert(.ref) }
         return kinds
     }
 
     // MARK: Results
 
     /// One answered item in Apple's shape (§4), or nil when nothing is to be returned for it.
-    func shape(_ item: AnsweredItem) -> AnyObject? {
+    func shape(_ item: AnsweredItem) throws -> AnyObject? {
         let secret = item.data.map { Data($0.copyBytes()) } ?? Data()
         let reference = item.persistentRef.map { Data($0.rawValue.utf8) }
+        let ref: AnyObject = try refIsKey ? Self.key(of: item) : secret as AnyObject
         var asked = 0
         for flag in [returnData, returnAttributes, returnPersistentRef, refIsData] where flag { asked += 1 }
         if asked == 0 { return nil }
         if asked == 1 {
-            if returnData || refIsData { return secret as AnyObject }
+            if refIsData { return ref }
+            if returnData { return secret as AnyObject }
             if returnPersistentRef { return (reference ?? Data()) as AnyObject }
         }
         var dictionary: [String: Any] = [:]
@@ -201,7 +228,7 @@ struct SecQuery {
             }
         }
         if returnData { dictionary[kSecValueData] = secret }
-        if refIsData { dictionary[kSecValueRef] = secret }
+        if refIsData { dictionary[kSecValueRef] = ref }
         if returnPersistentRef, let reference { dictionary[kSecValuePersistentRef] = reference }
         return dictionary as AnyObject
     }

@@ -2,9 +2,10 @@ import Foundation
 import KeychainClient
 import Testing
 
-/// The seeds' code, with only the import changed, against a real keychaind: seed 000's
-/// SecureStore and its SecureStoreTests, seed 002's keyChaingTokenUtils. The SecItem functions
-/// use the process-wide `KeychainClient.shared`, so this suite is serialized and sets it.
+/// The library's SecureStore (seed 000's, ported) with the tutorial's tests, and the SecItem
+/// functions' shapes and errors, against a real keychaind (the seeds' own sources run in
+/// SeedCodeTests). The SecItem functions use the process-wide `KeychainClient.shared`, so this
+/// suite is serialized and sets it.
 @Suite(.serialized)
 final class SecItemClientTests {
     let server: KeychaindProcess
@@ -86,25 +87,6 @@ final class SecItemClientTests {
         try secureStoreWithGenericPwd.setValue("g", for: "a")
         try secureStoreWithInternetPwd.removeAllValues()
         #expect(try secureStoreWithGenericPwd.getValue(for: "a") == "g")
-    }
-
-    // MARK: seed 002: keyChaingTokenUtils through the SecItem functions
-
-    @Test func keyChaingTokenUtilsFlow() throws {
-        let utils = keyChaingTokenUtils()
-        #expect(utils.getAuthorizationHeader() == nil)
-        utils.save("Gus.Awesome.right", account: "accessToken", value: "token-1")
-        #expect(utils.load("Gus.Awesome.right", account: "accessToken") == "token-1")
-        // save = delete then add: saving again replaces.
-        utils.save("Gus.Awesome.right", account: "accessToken", value: "token-2")
-        #expect(utils.load("Gus.Awesome.right", account: "accessToken") == "token-2")
-        #expect(utils.getAuthorizationHeader() == ["Authorization": "Bearer token-2"])
-        // The token route sees the same item.
-        let header = try server.client().send("GET", "/v1/tokens/Gus.Awesome.right/authorization", token: try server.adminToken())
-        #expect(header.json["Authorization"] as? String == "Bearer token-2")
-        utils.delete("Gus.Awesome.right", account: "accessToken")
-        #expect(utils.load("Gus.Awesome.right", account: "accessToken") == nil)
-        #expect(utils.getAuthorizationHeader() == nil)
     }
 
     // MARK: result shapes and errors
@@ -194,66 +176,6 @@ final class SecItemClientTests {
                 }
             }
             try await group.waitForAll()
-        }
-    }
-}
-
-/// Seed 002's wrapper, as written there (typos fixed so that it compiles: `account: String`,
-/// `kSecMatchLimitOne`, `SecItemCopyMatching`, a `return nil`; `HTTPHeaders` is Alamofire's
-/// `[String: String]`-like type).
-typealias HTTPHeaders = [String: String]
-
-class keyChaingTokenUtils {
-    func save(_ service: String, account: String, value: String) {
-        let keyChainQuery: NSDictionary = [
-            kSecClass: kSecClassGenericPassword,
-            kSecAttrService: service,
-            kSecAttrAccount: account,
-            kSecValueData: value.data(using: .utf8, allowLossyConversion: false)!,
-        ]
-        SecItemDelete(keyChainQuery)
-        let status: OSStatus = SecItemAdd(keyChainQuery, nil)
-        assert(status == noErr, "토큰 값 저장에 실패했습니다.")
-        NSLog("status=\(status)")
-    }
-
-    func load(_ service: String, account: String) -> String? {
-        let keyChainQuery: NSDictionary = [
-            kSecClass: kSecClassGenericPassword,
-            kSecAttrService: service,
-            kSecAttrAccount: account,
-            kSecReturnData: kCFBooleanTrue!,
-            kSecMatchLimit: kSecMatchLimitOne,
-        ]
-        var dataTypeRef: AnyObject?
-        let status = SecItemCopyMatching(keyChainQuery, &dataTypeRef)
-        if status == errSecSuccess {
-            let retrievedData = dataTypeRef as! Data
-            let value = String(data: retrievedData, encoding: String.Encoding.utf8)
-            return value
-        } else {
-            print("키 체인에서 불러올 데이터가 없습니다. Status code \(status)")
-            return nil
-        }
-    }
-
-    func delete(_ service: String, account: String) {
-        let keyChainQuery: NSDictionary = [
-            kSecClass: kSecClassGenericPassword,
-            kSecAttrService: service,
-            kSecAttrAccount: account,
-        ]
-        let status = SecItemDelete(keyChainQuery)
-        assert(status == noErr, "토큰 값 삭제에 실패")
-        NSLog("status=\(status)")
-    }
-
-    func getAuthorizationHeader() -> HTTPHeaders? {
-        let serviceID = "Gus.Awesome.right"
-        if let accessToken = self.load(serviceID, account: "accessToken") {
-            return ["Authorization": "Bearer \(accessToken)"] as HTTPHeaders
-        } else {
-            return nil
         }
     }
 }
