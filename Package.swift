@@ -7,7 +7,8 @@ import PackageDescription
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the system-library modules, and only from KeychainStore,
-/// MicroHTTPDServer and keychaind (CProcessHardening), with `internal import` (docs/decisions.md).
+/// MicroHTTPDServer, keychaind (CProcessHardening) and KeychainClient (COpenSSL for SecKey), with
+/// `internal import` (docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
 /// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
 /// Every target: existentials spelled `any`, and every import declared where it is used,

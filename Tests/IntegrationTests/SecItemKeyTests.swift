@@ -54,6 +54,38 @@ extension SecItemClientTests {
         #expect(SecItemCopyMatching(find as CFDictionary, &result) == errSecItemNotFound)
     }
 
+    /// A key's applicationLabel is what Apple computes: the server joins a private key stored by
+    /// kSecValueRef to the certificate of its public key (publicKeyHash, from the certificate's
+    /// bytes) as an identity.
+    @Test(arguments: [(["rsa:2048"], kSecAttrKeyTypeRSA), (["ec", "-pkeyopt", "ec_paramgen_curve:P-256"], kSecAttrKeyTypeEC)])
+    func aStoredKeyJoinsItsCertificateAsAnIdentity(newKey: [String], keyType: CFString) throws {
+        let (certificatePEM, keyPEM) = try MetricsAndTLSTests.selfSignedCertificate(newKey: newKey)
+        let directory = KeychaindProcess.temporaryDirectory()
+        let certificateFile = directory.appendingPathComponent("cert.der"), keyFile = directory.appendingPathComponent("key.der")
+        #expect(try Command.run(["openssl", "x509", "-in", certificatePEM, "-outform", "DER", "-out", certificateFile.path]).status == 0)
+        // Apple's external representation: PKCS #1 for RSA; for EC, the X9.63 bytes SecKey writes,
+        // reached from the SEC1 form through the key's own round trip below.
+        let keyArguments = keyType == kSecAttrKeyTypeRSA ? ["rsa", "-traditional"] : ["ec"]
+        #expect(try Command.run(["openssl"] + keyArguments + ["-in", keyPEM, "-outform", "DER", "-out", keyFile.path]).status == 0)
+        let certificate = try Data(contentsOf: certificateFile)
+        var keyBytes = try Data(contentsOf: keyFile)
+        if keyType == kSecAttrKeyTypeEC {
+            // SEC1 ECPrivateKey for P-256: the 32-byte scalar at offset 7, the 65-byte point at the end.
+            keyBytes = keyBytes.suffix(65) + keyBytes.dropFirst(7).prefix(32)
+        }
+        let options: [String: Any] = [kSecAttrKeyType as String: keyType, kSecAttrKeyClass as String: kSecAttrKeyClassPrivate]
+        let key = try #require(SecKeyCreateWithData(keyBytes as CFData, options as CFDictionary, nil))
+        #expect(SecItemAdd([kSecClass: kSecClassCertificate, kSecValueData: certificate] as CFDictionary, nil) == errSecSuccess)
+        let identity: NSDictionary = [kSecClass: kSecClassIdentity, kSecReturnAttributes: true]
+        #expect(SecItemCopyMatching(identity, nil) == errSecItemNotFound)
+        #expect(SecItemAdd([kSecClass: kSecClassKey, kSecValueRef: key] as CFDictionary, nil) == errSecSuccess)
+        var result: CFTypeRef?
+        #expect(SecItemCopyMatching(identity, &result) == errSecSuccess)
+        let attributes = try #require(result as? [String: Any])
+        #expect(attributes[kSecAttrPublicKeyHash as String] as? Data
+            == (SecKeyCopyAttributes(key) as? [String: Any])?[kSecAttrApplicationLabel as String] as? Data)
+    }
+
     @Test func refsOtherThanKeysAreRefused() throws {
         let key = try rsaKey()
         #expect(SecItemAdd([kSecClass: kSecClassGenericPassword, kSecValueRef: key] as CFDictionary, nil) == errSecParam)
