@@ -11,14 +11,22 @@ import XCTest
 class LiveKeychaindTestCase: XCTestCase {
     private static var server: Process?
     private static var dataDirectory: URL?
+    /// Why keychaind did not start, thrown by each test of the class.
+    private static var startFailure: (any Error)?
 
     override class func setUp() {
         super.setUp()
         do {
+            startFailure = nil
             try start()
         } catch {
-            preconditionFailure("keychaind did not start: \(error)")
+            startFailure = error
         }
+    }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        if let failure = Self.startFailure { throw failure }
     }
 
     override class func tearDown() {
