@@ -54,23 +54,23 @@ enum SealedBackup {
         let cipher = try AESGCM(key: fileKey)
         let size = try input.size()
         var buffer = [UInt8](repeating: 0, count: chunkSize)
-        var sealed: [UInt8] = []
-        sealed.reserveCapacity(chunkSize + AESGCM.tagSize)
+        var sealed = [UInt8](repeating: 0, count: chunkSize + AESGCM.tagSize)
         var index: UInt64 = 0
         var remaining = size
         while true {
             let count = min(remaining, chunkSize)
             let isFinal = remaining < chunkSize
             try input.read(into: &buffer, count: count)
-            sealed.removeAll(keepingCapacity: true)
             try buffer.withUnsafeBytes { plaintext in
-                try chunkAAD(header: header, index: index, isFinal: isFinal).withUnsafeBytes { aad in
-                    _ = try cipher.seal(
-                        UnsafeRawBufferPointer(rebasing: plaintext[0..<count]), nonce: nonce(index), aad: aad,
-                        appendingTo: &sealed)
+                try sealed.withUnsafeMutableBytes { out in
+                    try chunkAAD(header: header, index: index, isFinal: isFinal).withUnsafeBytes { aad in
+                        try cipher.seal(
+                            UnsafeRawBufferPointer(rebasing: plaintext[0..<count]), nonce: nonce(index), aad: aad,
+                            into: UnsafeMutableRawBufferPointer(rebasing: out[0..<(count + AESGCM.tagSize)]))
+                    }
                 }
             }
-            try output.write(sealed)
+            try sealed.withUnsafeBytes { try output.write(UnsafeRawBufferPointer(rebasing: $0[0..<(count + AESGCM.tagSize)])) }
             remaining -= count
             index += 1
             if isFinal { break }
