@@ -7,7 +7,10 @@ extension SQLiteConnection {
     /// Every object of the database's schema: tables, indexes (SQLite's own too), triggers, views.
     func schemaObjects() throws -> Set<SchemaObject> {
         Set(try query("SELECT type, name, tbl_name, ifnull(sql, '') FROM sqlite_schema") {
-            SchemaObject(type: $0.text(0), name: $0.text(1), table: $0.text(2), sql: $0.text(3))
+            SchemaObject(
+                type: $0.text(0), name: $0.text(1), table: $0.text(2),
+                // Runs of white space as one space: a migration's layout may change, its SQL not.
+                sql: $0.text(3).split(whereSeparator: \.isWhitespace).joined(separator: " "))
         })
     }
 
