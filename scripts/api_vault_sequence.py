@@ -6,8 +6,9 @@ an operator would, once, and checks every status and every JSON answer against t
 YAML gives for that status:
 
     rotate?reencrypt=true -> vault (re-encryption) -> rekey -> lock -> health 503, item 503,
-    token 503, rotate 503, rekey 503, vault and backup still answer -> unlock -> the secret
-    stored before (SENTINEL_VALUE) reads back -> tokens put, read, authorization, delete.
+    token 503, rotate 503, rekey 503, backup 503 (its key is gone too), vault still answers ->
+    unlock -> a sealed backup -> the secret stored before (SENTINEL_VALUE) reads back -> tokens
+    put, read, authorization, delete.
 
 Usage: api_vault_sequence.py BASE_URL ADMIN_TOKEN SENTINEL_TOKEN SENTINEL_VALUE
 Run by scripts/api-check after the schemathesis runs; needs PyYAML and jsonschema (its venv).
@@ -96,13 +97,14 @@ def main():
     call("POST", "/v1/admin/rekey", 503)
     _, status = call("GET", "/v1/admin/vault", 200)
     assert status["locked"], status
-    headers, raw = call("GET", "/v1/admin/backup", 200)
-    assert raw.startswith(b"SQLite format 3\x00"), raw[:16]
-    assert headers["Content-Type"] == "application/vnd.sqlite3", headers["Content-Type"]
+    call("GET", "/v1/admin/backup", 503)
     headers, raw = call("GET", "/v1/metrics", 200)
     assert re.search(rb"\nkeychaind_locked 1(?:\.0)?\n", raw), raw[:200]
     call("POST", "/v1/admin/unlock", 200)
     call("GET", "/v1/health", 200, token=None)
+    headers, raw = call("GET", "/v1/admin/backup", 200)
+    assert raw.startswith(b"KEYCHAIND-BACKUP\x01"), raw[:17]
+    assert headers["Content-Type"] == "application/octet-stream", headers["Content-Type"]
 
     query = "?service=api-check.sentinel&account=sentinel&return=data"
     _, found = call("GET", "/v1/items/genericPassword", 200, token=sentinel_token, query=query)

@@ -41,7 +41,10 @@ public protocol ClientStore: Sendable {
     func client(forTokenHash tokenHash: [UInt8]) throws -> Client?
     /// All clients, by name.
     func clients() throws -> [Client]
-    /// Removes a client and its token; false when there is no such client.
+    /// Removes a client and its token; false when there is no such client. errSecParam when it
+    /// is the last admin client: revoking it would leave nobody able to administer the vault.
+    /// The check and the removal are one atomic step, so revocations of the last two admins at
+    /// once cannot both succeed.
     func removeClient(named name: String) throws -> Bool
     /// Replaces a client's token hash, revoking the old token; false when there is no such client.
     func replaceToken(ofClient name: String, tokenHash: [UInt8]) throws -> Bool
@@ -68,5 +71,13 @@ extension ClientTokenIssuer {
         var bytes = Array(token.utf8)
         defer { SecretBytes.wipe(&bytes) }
         return bytes.withUnsafeBytes { hash(utf8: $0) }
+    }
+}
+
+extension KeychainError {
+    /// Revoking the only admin would leave nobody able to administer the vault (and admin.token
+    /// would name a dead token): refused, as a guard like DELETE's `all=true`.
+    public static func lastAdmin(_ name: String) -> KeychainError {
+        .param("\"\(name)\" is the last admin client; create another admin first")
     }
 }

@@ -4,10 +4,11 @@ public import Foundation
 /// declared here so the HTTP layer can serve it without knowing the storage. `Vault` (in
 /// KeychainStore) implements it.
 ///
-/// Lock semantics: while locked the vault holds no key in memory (master key and data keys are
-/// released and wiped); every item-store operation throws `KeychainError.interactionNotAllowed`.
-/// Client authentication keeps working (tokens are stored as hashes and need no key), and so do
-/// backups (they copy sealed data only). Every method throws `KeychainError` only.
+/// Lock semantics: while locked the vault holds no key in memory (data keys and the keys derived
+/// from the master key are released and wiped; the master key itself is never kept); every
+/// item-store operation and backups throw `KeychainError.interactionNotAllowed`. Client
+/// authentication keeps working (tokens are stored as hashes and need no key). Every method
+/// throws `KeychainError` only.
 public protocol VaultAdministration: Sendable {
     /// True while the vault holds no keys.
     var isLocked: Bool { get }
@@ -20,9 +21,11 @@ public protocol VaultAdministration: Sendable {
     /// the stored key check value is `authFailed`, and the vault stays locked. A no-op when unlocked.
     func unlock() throws
 
-    /// Starts a new data-key term; new secrets are sealed under it, old terms keep opening theirs.
-    /// With `reencrypt`, a background job re-seals every older secret under the new term
-    /// (progress in `status.reencryption`). Returns the new term. `interactionNotAllowed` when locked.
+    /// Starts a new data-key term (reading the master key file again to wrap its key); new secrets
+    /// are sealed under it, old terms keep opening theirs. With `reencrypt`, a background job
+    /// re-seals every older secret under the new term (progress in `status.reencryption`) and
+    /// then retires the older terms that seal nothing. Returns the new term.
+    /// `interactionNotAllowed` when locked, `authFailed` when the key file no longer opens the keyring.
     func rotate(reencrypt: Bool) throws -> UInt32
 
     /// Writes a new random master key file and re-wraps the keyring under it, crash-safely:
@@ -30,8 +33,9 @@ public protocol VaultAdministration: Sendable {
     /// Returns how many data keys were re-wrapped. `interactionNotAllowed` when locked.
     func rekey() throws -> Int
 
-    /// A consistent copy of the database as one self-contained SQLite file (sealed secrets only,
-    /// never the master key), taken while writes continue.
+    /// A consistent snapshot of the database, taken while writes continue, sealed and
+    /// authenticated as a whole under a key derived from the master key (never the master key
+    /// itself); `keychaind restore` opens it. `interactionNotAllowed` when locked.
     func backupData() throws -> [UInt8]
 
     /// Lock state, keyring terms and job progress, for the admin API and metrics.

@@ -3,10 +3,10 @@ import KeychainCore
 public import Logging
 import Synchronization
 
-/// Scheduled backups: every `interval` seconds, `vault.backup(to:)` writes
-/// `keychain-<UTC time>.db` into `directory` (created 0700), then only the newest `keep` such
-/// files are kept. A failed backup is logged and retried at the next tick. Backups hold sealed
-/// secrets only (never the master key), and they run while the vault is locked too.
+/// Scheduled backups: every `interval` seconds, `vault.backup(to:)` writes the sealed backup
+/// `keychain-<UTC time>.backup` into `directory` (created 0700), then only the newest `keep`
+/// such files are kept. A failed backup is logged and retried at the next tick; while the vault
+/// is locked there is no backup key, so each tick fails (logged) until it is unlocked.
 public final class BackupScheduler: Sendable {
     public let directory: String
     public let interval: Double
@@ -61,9 +61,9 @@ public final class BackupScheduler: Sendable {
     /// Takes one backup now and prunes; returns the file written, nil on failure (logged).
     @discardableResult
     public func runOnce() -> String? {
-        var name = "keychain-\(DataDirectory.timestamp()).db"
+        var name = "keychain-\(DataDirectory.timestamp()).backup"
         if FileManager.default.fileExists(atPath: "\(directory)/\(name)") {
-            name = "keychain-\(DataDirectory.timestamp())-\(UUID().uuidString.prefix(8)).db"
+            name = "keychain-\(DataDirectory.timestamp())-\(UUID().uuidString.prefix(8)).backup"
         }
         let path = "\(directory)/\(name)"
         do {
@@ -80,7 +80,7 @@ public final class BackupScheduler: Sendable {
     /// Backup files in `directory`, oldest first (the names sort by time).
     public func backups() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasPrefix("keychain-") && $0.hasSuffix(".db") }.sorted()
+        return names.filter { $0.hasPrefix("keychain-") && $0.hasSuffix(".backup") }.sorted()
     }
 
     private func prune() {

@@ -25,11 +25,13 @@ public final class DataDirectoryLock: Sendable {
 /// What `restore` installed.
 public struct RestoreReport: Sendable, Equatable {
     public enum MasterKeyState: Sendable, Equatable {
-        /// `master.key` (or `master.key.new`) in the directory opens the restored keyring.
+        /// `master.key` (or `master.key.new`) in the directory opened the backup and opens the
+        /// restored keyring.
         case matches
-        /// There is no `master.key`: put the one the backup was made under in place before `serve`.
-        case missing
-        /// `master.key` does not open the restored keyring (installed anyway with `--force`).
+        /// The directory had no `master.key`: the one given with the backup was installed there.
+        case installed
+        /// The directory's `master.key` is not the key given with the backup (installed anyway
+        /// with `force`): put the matching master.key in place before `serve`.
         case mismatch
     }
 
@@ -75,16 +77,24 @@ extension DataDirectory {
         return DataDirectoryLock(descriptor: fd, path: lockFilePath)
     }
 
-    /// Installs the database backup `file` as this directory's database.
+    /// Installs the sealed backup `file` (`SealedBackup`) as this directory's database.
     ///
-    /// Checks first, on a private copy inside the directory: it is a SQLite database that passes
-    /// `PRAGMA integrity_check`, with a keychaind schema version this build knows and a keyring.
+    /// The backup is opened with the master key it was made under: `masterKeyFile` when given,
+    /// else this directory's `master.key` (or `master.key.new`). Every chunk is authenticated
+    /// while it is decrypted into a private file inside the directory, and the result is checked
+    /// (`inspectBackup`: no schema object keychaind does not create, `integrity_check`, a schema
+    /// version this build knows, a keyring made under that master key) before anything is
+    /// installed: a changed, truncated, extended or foreign backup is refused (`badBackup`,
+    /// `wrongMasterKey` when no key opens it) and the directory is left as it was.
     /// Refuses (`inUse`) while a server holds the directory's lock, even with `force`. Without
     /// `force`, refuses a directory that already has a database (`alreadyInitialized`) and a
-    /// `master.key` that does not open the backup's keyring (`wrongMasterKey`). With `force`, the
-    /// database it replaces is kept beside it as `keychain.db.replaced-<UTC time>`.
-    /// The copy is renamed into place (atomic), the directory fsynced.
-    public func restore(from file: String, force: Bool, logger: Logger) throws -> RestoreReport {
+    /// `master.key` other than `masterKeyFile` (`wrongMasterKey`). A `masterKeyFile` is copied to
+    /// `master.key` when the directory has none. With `force`, the database it replaces is kept
+    /// beside it as `keychain.db.replaced-<UTC time>`. The copy is renamed into place (atomic),
+    /// the directory fsynced.
+    public func restore(from file: String, masterKeyFile: String? = nil, force: Bool, logger: Logger) throws
+        -> RestoreReport
+    {
         let lock = try acquireLock()
         defer { withExtendedLifetime(lock) {} }
         guard FileManager.default.fileExists(atPath: file) else {
@@ -97,26 +107,31 @@ extension DataDirectory {
                 "\(databasePath) exists; restoring would replace it. Pass --force to replace it "
                     + "(the current database is kept beside it as keychain.db.replaced-<time>)")
         }
+        let candidates = try masterKeyCandidates(given: masterKeyFile)
         let temporary = "\(path)/.restore-\(UUID().uuidString).db"
         defer { unlink(temporary) }
+        let opened: Int
         do {
-            try FileManager.default.copyItem(atPath: file, toPath: temporary)
-            chmod(temporary, 0o600)
-        } catch {
-            throw DataDirectoryError(.io, "cannot copy \(file) into \(path): \(error.localizedDescription)")
-        }
-        let (inspected, checkValue) = try Self.inspectBackup(temporary, shownAs: file)
-        var report = inspected
-        try AtomicFile.fsyncFile(temporary)
-
-        report.masterKey = masterKeyState(for: checkValue)
-        if report.masterKey == .mismatch && !force {
+            opened = try SealedBackup.open(
+                from: file, to: temporary, keys: candidates.map { SealedBackup.backupKey(masterKey: $0.key) })
+        } catch .foreignKey {
             throw DataDirectoryError(
                 .wrongMasterKey,
-                "\(masterKeyPath) does not open the keyring of the backup \(file): the backup was made under "
-                    + "another master key (a backup taken before a rekey needs the master key of that time). "
-                    + "Put the matching master.key in place, or pass --force to install the database anyway")
+                "\(file) is refused: \(SealedBackupError.foreignKey.description) "
+                    + "(tried \(candidates.map(\.path).joined(separator: ", "))); nothing was written")
+        } catch {
+            throw DataDirectoryError(.badBackup, "\(file) is refused: \(error.description); nothing was written")
         }
+        let (inspected, checkValue) = try Self.inspectBackup(temporary, shownAs: file)
+        let masterKey = candidates[opened]
+        guard constantTimeEqual(checkValue, Keyring.checkValue(masterKey.key)) else {
+            throw DataDirectoryError(
+                .badBackup, "\(file) is refused: its keyring was not made under the master key that sealed it")
+        }
+        var report = inspected
+        report.masterKey = try masterKeyState(for: masterKey, force: force, backup: file)
+        try AtomicFile.fsyncFile(temporary)
+        if report.masterKey == .installed { try MasterKeyFile.write(masterKey.key, to: masterKeyPath) }
 
         if databaseExists {
             let aside = "\(databasePath).replaced-\(Self.timestamp())"
@@ -154,18 +169,26 @@ extension DataDirectory {
         }
         defer { connection.close() }
         do {
-            let integrity = try connection.integrityCheck()
-            guard integrity == ["ok"] else {
-                throw bad("PRAGMA integrity_check reports \(integrity.prefix(3).joined(separator: "; "))")
-            }
+            // Before anything reads the schema's SQL: no function of an untrusted schema runs.
+            try connection.execute("PRAGMA trusted_schema=OFF")
             let version = try Migrations.version(of: connection)
             guard version >= 1 else { throw bad("it has no keychaind schema (user_version 0)") }
             guard version <= Migrations.latestVersion else {
                 throw bad("its schema version \(version) is newer than this keychaind (\(Migrations.latestVersion))")
             }
-            let tables = try connection.tableNames()
-            for table in ["items", "keyring", "keyring_check", "clients"] where !tables.contains(table) {
-                throw bad("the table \(table) is missing")
+            // Exactly the tables and indexes keychaind's migrations make: a trigger, a view, an
+            // index or a table changed or added by someone else would run or hide code.
+            let found = try connection.schemaObjects()
+            let expected = try Migrations.schemaObjects(atVersion: version)
+            if let extra = found.subtracting(expected).sorted().first {
+                throw bad("it holds a schema object keychaind does not create: \(extra)")
+            }
+            if let missing = expected.subtracting(found).sorted().first {
+                throw bad("the schema object \(missing) is missing")
+            }
+            let integrity = try connection.integrityCheck()
+            guard integrity == ["ok"] else {
+                throw bad("PRAGMA integrity_check reports \(integrity.prefix(3).joined(separator: "; "))")
             }
             guard let check = try KeyringTable.checkValue(on: connection) else { throw bad("its keyring has no key check value") }
             let terms = try KeyringTable.termCount(on: connection)
@@ -173,7 +196,7 @@ extension DataDirectory {
             let items = try ItemTable.count(on: connection)
             let clients = try ClientTable.count(on: connection)
             let report = RestoreReport(
-                schemaVersion: version, items: items, clients: clients, terms: terms, masterKey: .missing,
+                schemaVersion: version, items: items, clients: clients, terms: terms, masterKey: .matches,
                 replacedDatabasePath: nil)
             return (report, check)
         } catch let error as SQLiteError {
@@ -181,17 +204,35 @@ extension DataDirectory {
         }
     }
 
-    private func masterKeyState(for checkValue: [UInt8]) -> RestoreReport.MasterKeyState {
-        var sawKey = false
-        for candidate in [masterKeyPath, pendingMasterKeyPath] where FileManager.default.fileExists(atPath: candidate) {
-            sawKey = true
-            if let key = try? MasterKeyFile.read(from: candidate),
-                constantTimeEqual(Keyring.checkValue(key), checkValue)
-            {
-                return .matches
-            }
+    /// The keys a backup may be sealed under, each with the file it was read from: `given`
+    /// alone, or the directory's key files. `missingMasterKey` when there is none.
+    private func masterKeyCandidates(given: String?) throws -> [(path: String, key: SecretBytes)] {
+        if let given { return [(given, try MasterKeyFile.read(from: given))] }
+        let candidates = try [masterKeyPath, pendingMasterKeyPath].filter { FileManager.default.fileExists(atPath: $0) }
+            .map { (path: $0, key: try MasterKeyFile.read(from: $0)) }
+        guard !candidates.isEmpty else {
+            throw DataDirectoryError(
+                .missingMasterKey,
+                "restoring needs the master key the backup was made under, to verify it: put it at \(masterKeyPath) "
+                    + "(mode 0600) or pass --master-key FILE")
         }
-        return sawKey ? .mismatch : .missing
+        return candidates
+    }
+
+    /// How the key that opened the backup relates to the directory's `master.key`.
+    private func masterKeyState(for used: (path: String, key: SecretBytes), force: Bool, backup: String) throws
+        -> RestoreReport.MasterKeyState
+    {
+        if used.path == masterKeyPath || used.path == pendingMasterKeyPath { return .matches }
+        guard FileManager.default.fileExists(atPath: masterKeyPath) else { return .installed }
+        if let current = try? MasterKeyFile.read(from: masterKeyPath), current == used.key { return .matches }
+        guard force else {
+            throw DataDirectoryError(
+                .wrongMasterKey,
+                "\(masterKeyPath) is not the master key \(used.path) that opens the backup \(backup); move it away "
+                    + "(restore then installs \(used.path) as master.key), or pass --force to install the database anyway")
+        }
+        return .mismatch
     }
 
     /// Folds the WAL of a database about to be moved aside into it, so the kept copy is whole.

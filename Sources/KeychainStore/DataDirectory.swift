@@ -64,7 +64,8 @@ public struct DataDirectory: Sendable {
             try createPrivateDatabaseFile()
             let pool = try openPool()
             defer { pool.close() }
-            _ = try Keyring.create(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
+            _ = try Keyring.create(
+                pool: pool, masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             let issuer = OpenSSLClientTokenIssuer()
             let (token, hash) = issuer.newToken()
             try SQLiteClientStore(pool: pool).addClient(
@@ -114,7 +115,8 @@ public struct DataDirectory: Sendable {
         if locked {
             let pool = try openPool(maxIdleReaders: maxIdleReaders)
             do {
-                let keyring = try Keyring.locked(pool: pool, threshold: rotationThreshold, logger: logger)
+                let keyring = try Keyring.locked(
+                    pool: pool, source: masterKeySource, threshold: rotationThreshold, logger: logger)
                 return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
             } catch {
                 pool.close()
@@ -131,7 +133,8 @@ public struct DataDirectory: Sendable {
         let pool = try openPool(maxIdleReaders: maxIdleReaders)
         do {
             let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
-            let keyring = try Keyring.unlock(pool: pool, masterKey: masterKey, threshold: rotationThreshold, logger: logger)
+            let keyring = try Keyring.unlock(
+                pool: pool, masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()
@@ -178,6 +181,19 @@ public struct DataDirectory: Sendable {
         try AtomicFile.renameDurably(pendingMasterKeyPath, to: masterKeyPath)
         logger.notice("completed an interrupted rekey: master.key.new opens the keyring and is now master.key")
         return pending
+    }
+
+    /// The key files a keyring opened from here reads again to start a term: `master.key`, and
+    /// `master.key.new` when present (a rekey between re-wrapping and renaming).
+    var masterKeySource: MasterKeySource {
+        let (current, pending) = (masterKeyPath, pendingMasterKeyPath)
+        return MasterKeySource {
+            var keys = [try MasterKeyFile.read(from: current)]
+            if FileManager.default.fileExists(atPath: pending), let key = try? MasterKeyFile.read(from: pending) {
+                keys.append(key)
+            }
+            return keys
+        }
     }
 
     /// Creates the empty database file with mode 0600 before SQLite opens it: SQLite would create

@@ -27,4 +27,28 @@ extension SQLiteItemStore {
             }
         } }
     }
+
+    /// Destroys the data keys of the terms older than `term` that no stored secret is sealed
+    /// under any more (after a re-encryption under `term`): their rows are deleted in one write
+    /// transaction, which checks each term's secrets, then the keyring forgets (and wipes) them.
+    /// The newest term is never retired. Returns the terms retired.
+    @discardableResult
+    func retireTerms(olderThan term: UInt32) throws -> [UInt32] {
+        try StoreErrors.map {
+            let candidates = keyring.terms.filter { $0 < term && $0 != keyring.currentTerm }
+            guard !candidates.isEmpty else { return [] }
+            let retired = try pool.write { db in
+                try db.transaction {
+                    var retired: [UInt32] = []
+                    for candidate in candidates where try !ItemTable.hasSecrets(underTerm: candidate, on: db) {
+                        try KeyringTable.deleteTerm(candidate, on: db)
+                        retired.append(candidate)
+                    }
+                    return retired
+                }
+            }
+            keyring.forget(retiredTerms: retired)
+            return retired
+        }
+    }
 }

@@ -26,6 +26,16 @@ enum StoreErrors {
             return .io("storage failure (SQLite \(error.code.rawValue): \(error.message))")
         case let error as CryptoError:
             return error.keychainError
+        case let error as SealedBackupError:
+            return .io("backup: \(error.description)")
+        case let error as DataDirectoryError:
+            switch error.code {
+            case .insecureMasterKey, .badMasterKey, .missingMasterKey, .wrongMasterKey:
+                // A master key file that cannot be used again (rotate) is refused as on unlock.
+                return .authFailed(error.description)
+            default:
+                return .io(error.description)
+            }
         case is KeychainStoreClosed:
             return .io("the vault is closed")
         default:

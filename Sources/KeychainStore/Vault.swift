@@ -19,17 +19,18 @@ public final class Vault: VaultAdministration, Sendable {
     /// The data directory the vault was opened from (nil for a vault built in tests without one:
     /// `unlock()` and `rekey()` then answer errSecUnimplemented).
     let directory: DataDirectory?
-    private let logger: Logger
+    let logger: Logger
 
-    private struct Jobs {
+    struct Jobs {
         var reencryption: ReencryptionJob?
         var lastBackup: Date?
         var backupsCompleted = 0
     }
 
-    private let jobs = Mutex(Jobs())
-    /// Serialises unlock and rekey (each reads or replaces the master key file).
-    private let keyFileOperations = Mutex(())
+    let jobs = Mutex(Jobs())
+    /// Serialises unlock, rekey and backups (each reads or replaces the master key file, or
+    /// seals under a key derived from it).
+    let keyFileOperations = Mutex(())
 
     /// How many secrets one re-encryption transaction re-seals.
     static let reencryptionBatchSize = 200
@@ -167,52 +168,6 @@ public final class Vault: VaultAdministration, Sendable {
         }
     }
 
-    // MARK: Backups
-
-    /// Writes a consistent copy of the database to `path` (mode 0600) atomically: a temporary
-    /// file beside it, the online backup, fsync, rename, directory fsync. Works while locked.
-    public func backup(to path: String) throws {
-        try StoreErrors.map {
-            let directory = AtomicFile.parentDirectory(of: path)
-            let temporary = "\(directory)/.backup-\(UUID().uuidString).db"
-            defer { unlink(temporary) }
-            try makeBackup(at: temporary)
-            try AtomicFile.renameDurably(temporary, to: path)
-            noteBackup()
-        }
-    }
-
-    public func backupData() throws -> [UInt8] {
-        try StoreErrors.map {
-            let directory = AtomicFile.parentDirectory(of: pool.path)
-            let temporary = "\(directory)/.backup-\(UUID().uuidString).db"
-            defer { unlink(temporary) }
-            try makeBackup(at: temporary)
-            guard let data = FileManager.default.contents(atPath: temporary) else {
-                throw KeychainError.io("cannot read the backup copy")
-            }
-            noteBackup()
-            return [UInt8](data)
-        }
-    }
-
-    private func makeBackup(at temporary: String) throws {
-        // Created 0600 before SQLite opens it, so the copy is never readable by others.
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw KeychainError.io("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        Glibc.close(fd)
-        try pool.read { db in try db.backup(into: temporary) }
-        try AtomicFile.fsyncFile(temporary)
-    }
-
-    private func noteBackup() {
-        jobs.withLock {
-            $0.lastBackup = Date()
-            $0.backupsCompleted += 1
-        }
-        logger.info("backup completed")
-    }
-
     // MARK: Status
 
     public var status: VaultStatus {
@@ -250,8 +205,11 @@ final class ReencryptionJob: Sendable {
             while !cancelled.load(ordering: .relaxed) {
                 guard let (last, count) = try store.reencryptBatch(olderThan: term, after: after, limit: batchSize)
                 else {
+                    let retired = try store.retireTerms(olderThan: term)
                     state.withLock { $0.state = .finished }
-                    logger.info("re-encryption finished", metadata: ["term": "\(term)", "secrets": "\(progress.done)"])
+                    logger.info(
+                        "re-encryption finished",
+                        metadata: ["term": "\(term)", "secrets": "\(progress.done)", "retiredTerms": "\(retired)"])
                     return
                 }
                 after = last

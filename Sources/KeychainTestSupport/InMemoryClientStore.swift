@@ -32,7 +32,14 @@ public final class InMemoryClientStore: ClientStore {
     }
 
     public func removeClient(named name: String) throws -> Bool {
-        entries.withLock { entries in entries.removeValue(forKey: name) != nil }
+        try entries.withLock { entries in
+            guard let entry = entries[name] else { return false }
+            if entry.client.role == .admin, entries.values.count(where: { $0.client.role == .admin }) == 1 {
+                throw KeychainError.lastAdmin(name)
+            }
+            entries[name] = nil
+            return true
+        }
     }
 
     public func replaceToken(ofClient name: String, tokenHash: [UInt8]) throws -> Bool {

@@ -193,7 +193,8 @@ struct VaultOperationsTests {
         defer { restarted.stop() }
         #expect(try Self.allSecrets(restarted.client(), token: fixture.token) == expected)
         let status = try restarted.client().send("GET", "/v1/admin/vault", token: fixture.admin).json
-        #expect(status["currentTerm"] as? Int == 3 && status["terms"] as? Int == 3)
+        // Terms 1 and 2 seal nothing after the re-encryption: retired.
+        #expect(status["currentTerm"] as? Int == 3 && status["terms"] as? Int == 1)
     }
 
     #if KEYCHAIND_FAULT_INJECTION
@@ -230,8 +231,8 @@ struct VaultOperationsTests {
     }
     #endif
 
-    /// Three writers add items over HTTP while a backup is taken; the backup, restored with
-    /// `keychaind restore` into a fresh directory, passes integrity_check and holds every item
+    /// Three writers add items over HTTP while a backup is taken; the sealed backup, restored
+    /// with `keychaind restore --master-key` into a fresh directory, passes integrity_check and holds every item
     /// acknowledged before the backup was requested, served by a fresh `keychaind serve`.
     @Test func backupDuringConcurrentWritesRestoresEveryAcknowledgedItem() throws {
         let fixture = try Fixture()
@@ -283,18 +284,22 @@ struct VaultOperationsTests {
         finished.wait()
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
         #expect(backup.status == 200)
-        #expect(backup.headers["content-type"] == "application/vnd.sqlite3")
-        #expect(backup.body.prefix(16) == Data("SQLite format 3\u{0}".utf8))
+        #expect(backup.headers["content-type"] == "application/octet-stream")
+        #expect(backup.body.prefix(16) == Data("KEYCHAIND-BACKUP".utf8))
         let all = acknowledged.withLock { $0 }
         print("backup: \(backup.body.count) bytes; \(all.count) items acknowledged, \(writtenDuringBackup) during the backup")
 
         let scratch = KeychaindProcess.temporaryDirectory()
-        let backupFile = scratch.appendingPathComponent("keychaind-backup.db")
+        let backupFile = scratch.appendingPathComponent("keychaind.backup")
         try backup.body.write(to: backupFile)
         let restoredDir = scratch.appendingPathComponent("restored")
-        let restore = try Self.runCommand(["restore", "--from", backupFile.path, "--data-dir", restoredDir.path])
+        // The backup holds no master key and opens only with the one it was made under.
+        let masterKey = fixture.server.dataDir.appendingPathComponent("master.key").path
+        let restore = try Self.runCommand([
+            "restore", "--from", backupFile.path, "--master-key", masterKey, "--data-dir", restoredDir.path,
+        ])
         #expect(restore.status == 0, "\(restore.log)")
-        #expect(restore.log.contains("no master key"))
+        #expect(restore.log.contains("installed \(masterKey)"))
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") {
             let check = Process()
             check.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
@@ -306,11 +311,6 @@ struct VaultOperationsTests {
             let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(output.trimmingCharacters(in: .whitespacesAndNewlines) == "ok")
         }
-        // The backup holds no master key: bring the one it was made under.
-        try FileManager.default.copyItem(
-            at: fixture.server.dataDir.appendingPathComponent("master.key"),
-            to: restoredDir.appendingPathComponent("master.key"))
-
         let restored = try KeychaindProcess(dataDir: restoredDir)
         defer { restored.stop() }
         let secrets = try Self.allSecrets(restored.client(), token: fixture.token)
@@ -329,7 +329,7 @@ struct VaultOperationsTests {
         try fixture.add("a", "one")
         let backup = try fixture.admin("GET", "/v1/admin/backup")
         let scratch = KeychaindProcess.temporaryDirectory()
-        let file = scratch.appendingPathComponent("b.db")
+        let file = scratch.appendingPathComponent("b.backup")
         try backup.body.write(to: file)
         let dataDir = fixture.server.dataDir.path
         let running = try Self.runCommand(["restore", "--from", file.path, "--data-dir", dataDir, "--force"])
@@ -340,7 +340,7 @@ struct VaultOperationsTests {
         let junk = scratch.appendingPathComponent("junk.db")
         try Data("not a database".utf8).write(to: junk)
         let bad = try Self.runCommand(["restore", "--from", junk.path, "--data-dir", dataDir, "--force"])
-        #expect(bad.status == 1 && bad.log.contains("not a usable keychaind backup"))
+        #expect(bad.status == 1 && bad.log.contains("not a sealed keychaind backup"), "\(bad.log)")
         let forced = try Self.runCommand(["restore", "--from", file.path, "--data-dir", dataDir, "--force"])
         #expect(forced.status == 0 && forced.log.contains("opens the restored keyring"), "\(forced.log)")
         let again = try KeychaindProcess(dataDir: fixture.server.dataDir)
@@ -355,7 +355,7 @@ struct VaultOperationsTests {
         let directory = fixture.server.dataDir.appendingPathComponent("backups")
         // The interval is a second of the server's clock: three backups take three seconds.
         #expect(waitUntil { fixture.server.log.components(separatedBy: "scheduled backup written").count > 3 })
-        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".db") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".backup") }
         #expect(names.count == 2, "\(names)")
         #expect(names.allSatisfy { $0.hasPrefix("keychain-") })
     }

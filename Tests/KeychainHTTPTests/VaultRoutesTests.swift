@@ -41,7 +41,7 @@ final class FakeVault: VaultAdministration {
             return Int(state.term)
         }
     }
-    func backupData() throws -> [UInt8] { Array("SQLite format 3\u{0}".utf8) }
+    func backupData() throws -> [UInt8] { Array("KEYCHAIND-BACKUP".utf8) }
     var status: VaultStatus {
         state.withLock {
             VaultStatus(
@@ -124,8 +124,8 @@ struct VaultRoutesTests {
         let rekey = send(.post, "/v1/admin/rekey", token: admin)
         #expect(rekey.status == 200 && json(rekey)["rewrapped"] == .integer(3))
         let backup = send(.get, "/v1/admin/backup", token: admin)
-        #expect(backup.status == 200 && backup.body == Array("SQLite format 3\u{0}".utf8))
-        #expect(backup.headers.contains { $0.name == "Content-Type" && $0.value == "application/vnd.sqlite3" })
+        #expect(backup.status == 200 && backup.body == Array("KEYCHAIND-BACKUP".utf8))
+        #expect(backup.headers.contains { $0.name == "Content-Type" && $0.value == "application/octet-stream" })
         let status = json(send(.get, "/v1/admin/vault", token: admin))
         #expect(status["currentTerm"] == .integer(3) && status["locked"] == .bool(false))
         #expect(status["reencryption"]?["done"] == .integer(4))

@@ -138,7 +138,7 @@ struct CryptoTests {
         try fixture.vault.unlock()
         #expect(mac("audit", "account\0rbob") == first)
         _ = try keyring.rotate()
-        #expect(mac("audit", "account\0rbob") == first, "derived from term 1, which rotation keeps")
+        #expect(mac("audit", "account\0rbob") == first, "derived from the master key, which rotation keeps")
     }
 
     @Test func everyBitFlipInASealedBoxFailsWithDecode() throws {

@@ -20,7 +20,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .sqliteMemory:
             let pool = try ConnectionPool(path: ":memory:")
             try pool.write { try Migrations.apply(on: $0) }
-            let keyring = try Keyring.create(pool: pool, masterKey: try MasterKeyFile.generate(), logger: quietLogger)
+            let masterKey = try MasterKeyFile.generate()
+            let keyring = try Keyring.create(
+                pool: pool, masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
             return (SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger), pool)
         case .sqliteFile:
             let fixture = try VaultFixture()

@@ -32,7 +32,9 @@ private struct SimulatedCrash: Error {}
 
 @Suite("Vault administration: lock, unlock, rotate, rekey, backup, restore")
 struct VaultAdministrationTests {
-    @Test func lockRefusesItemOperationsButNotClientsCountsOrBackups() throws {
+    /// Backups too need the keys: they are sealed under a key derived from the master key,
+    /// which lives with the data keys.
+    @Test func lockRefusesItemOperationsAndBackupsButNotClientsOrCounts() throws {
         let fixture = try VaultFixture()
         let vault = fixture.vault
         try vault.items.add([item(account: "a", secret: "one")])
@@ -46,7 +48,7 @@ struct VaultAdministrationTests {
         expectLocked { _ = try vault.rekey() }
         #expect(try vault.items.countByClass()[.genericPassword] == 1)
         #expect(try vault.clients.clients().map(\.name) == ["admin"])
-        #expect(try vault.backupData().count > 0)
+        expectLocked { _ = try vault.backupData() }
         vault.lock()  // idempotent
 
         try vault.unlock()
@@ -165,15 +167,15 @@ struct VaultAdministrationTests {
             try db.query("SELECT DISTINCT substr(secret, 2, 4) FROM items WHERE secret IS NOT NULL") { $0.blob(0) }
         }
         #expect(terms == [[0, 0, 0, 3]])
-        #expect(vault.status.currentTerm == 3 && vault.status.termCount == 3)
+        #expect(vault.status.currentTerm == 3 && vault.status.termCount == 1)
         var expected = Dictionary(uniqueKeysWithValues: (0..<450).map { ("a\($0)", "s\($0)") })
         expected["after"] = "new"
         #expect(try secrets(vault) == expected)
-        // The old terms stay in the keyring (older backups need them).
+        // The old terms are retired (older backups carry the keyring of their time).
         vault.close()
         let reopened = try fixture.dataDirectory.open(logger: quietLogger)
         defer { reopened.close() }
-        #expect(reopened.keyring.terms == [1, 2, 3])
+        #expect(reopened.keyring.terms == [3])
         #expect(try secrets(reopened) == expected)
     }
 
@@ -243,9 +245,9 @@ struct VaultAdministrationTests {
         try fixture.vault.items.add([item(account: "later", secret: "not in the backup")])
 
         let restored = DataDirectory(path: target.dataPath)
-        let report = try restored.restore(from: backupPath, force: false, logger: quietLogger)
-        #expect(report.items == 1 && report.clients == 1 && report.terms == 1 && report.masterKey == .missing)
-        try FileManager.default.copyItem(atPath: fixture.dataDirectory.masterKeyPath, toPath: restored.masterKeyPath)
+        let report = try restored.restore(
+            from: backupPath, masterKeyFile: fixture.dataDirectory.masterKeyPath, force: false, logger: quietLogger)
+        #expect(report.items == 1 && report.clients == 1 && report.terms == 1 && report.masterKey == .installed)
         let vault = try restored.open(logger: quietLogger)
         defer { vault.close() }
         #expect(try secrets(vault) == ["a": "one"])
@@ -269,14 +271,17 @@ struct VaultAdministrationTests {
             }
         }
         let target = DataDirectory(path: scratch.path + "/target")
+        let key = fixture.dataDirectory.masterKeyPath
+        // No master key to verify it with.
+        expectRefused(.missingMasterKey) { _ = try target.restore(from: backupPath, force: true, logger: quietLogger) }
         // Not a database, not a keychaind database.
         try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: scratch.path + "/junk.db"))
-        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/junk.db", force: true, logger: quietLogger) }
+        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/junk.db", masterKeyFile: key, force: true, logger: quietLogger) }
         let foreign = try SQLiteConnection(path: scratch.path + "/foreign.db", wal: false)
         try foreign.execute("CREATE TABLE t (x)")
         foreign.close()
-        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/foreign.db", force: true, logger: quietLogger) }
-        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/missing.db", force: true, logger: quietLogger) }
+        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/foreign.db", masterKeyFile: key, force: true, logger: quietLogger) }
+        expectRefused(.badBackup) { _ = try target.restore(from: scratch.path + "/missing.db", masterKeyFile: key, force: true, logger: quietLogger) }
         // Another master key in the directory.
         try MasterKeyFile.write(try MasterKeyFile.generate(), to: target.masterKeyPath)
         expectRefused(.wrongMasterKey) { _ = try target.restore(from: backupPath, force: false, logger: quietLogger) }

@@ -22,14 +22,7 @@ extension Router {
         }
         add(.delete, "/admin/clients/{name}", access: .admin, audit: .client) { context in
             let name = context.parameters["name"] ?? ""
-            // Revoking the only admin would leave nobody able to administer the vault (and
-            // admin.token would name a dead token): refuse, as a guard like DELETE's `all=true`.
-            let all = try clients.clients()
-            if let target = all.first(where: { $0.name == name }), target.role == .admin,
-                all.count(where: { $0.role == .admin }) == 1
-            {
-                throw KeychainError.param("\"\(name)\" is the last admin client; create another admin first")
-            }
+            // The store refuses the last admin (errSecParam) in the same step as the removal.
             guard try clients.removeClient(named: name) else {
                 throw KeychainError.itemNotFound("no client named \"\(name)\"")
             }

@@ -4,7 +4,7 @@ public import KeychainCore
 extension Router {
     /// Key management and backups (admin clients only; `api.md` "Administration"):
     /// `POST /admin/lock`, `/admin/unlock`, `/admin/rotate[?reencrypt=true]`, `/admin/rekey`,
-    /// `GET /admin/backup` (the database file) and `GET /admin/vault` (lock state, terms, jobs).
+    /// `GET /admin/backup` (a sealed backup of the database: `keychaind restore` opens it) and `GET /admin/vault` (lock state, terms, jobs).
     ///
     /// Authentication keeps working while the vault is locked (client tokens are hashes in the
     /// database), so every one of these routes still needs an admin token when locked.
@@ -35,8 +35,8 @@ extension Router {
             return HTTPResponse(
                 status: 200,
                 headers: [
-                    ("Content-Type", "application/vnd.sqlite3"),
-                    ("Content-Disposition", "attachment; filename=\"keychaind-backup.db\""),
+                    ("Content-Type", "application/octet-stream"),
+                    ("Content-Disposition", "attachment; filename=\"keychaind.backup\""),
                     ("Cache-Control", "no-store"),
                 ],
                 body: bytes)

@@ -69,6 +69,23 @@ package final class AESGCM: Sendable {
         return nonce
     }
 
+    /// Seals `plaintext` under `nonce` and `aad` into `output`, which holds exactly
+    /// `ciphertext | tag` (`plaintext.count + tagSize` bytes): for large buffers reused from one
+    /// call to the next (backup chunks).
+    func seal(
+        _ plaintext: UnsafeRawBufferPointer, nonce: [UInt8], aad: UnsafeRawBufferPointer,
+        into output: UnsafeMutableRawBufferPointer
+    ) throws {
+        guard nonce.count == Self.nonceSize else { throw CryptoError.invalidInput("nonce must be 12 bytes") }
+        guard output.count == plaintext.count + Self.tagSize else { throw CryptoError.invalidInput("output size") }
+        try sealer.withLock { context in
+            try context.seal(
+                plaintext, nonce: nonce, aad: aad,
+                ciphertext: UnsafeMutableRawBufferPointer(rebasing: output[0..<plaintext.count]),
+                tag: UnsafeMutableRawBufferPointer(rebasing: output[plaintext.count...]))
+        }
+    }
+
     /// Seals `plaintext`, returning `ciphertext | tag`.
     func seal(_ plaintext: [UInt8], nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         var output: [UInt8] = []

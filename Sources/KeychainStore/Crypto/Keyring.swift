@@ -14,6 +14,10 @@ import Synchronization
 /// persisted in the same transaction as the secrets it counts. In memory it never goes down
 /// (a rolled-back transaction still counts), so it may only over-count.
 ///
+/// Unlocked, it keeps the data keys and HKDF's extract of the master key (the base of the keys
+/// for other purposes: audit tags, backups), never the master key itself: starting a term reads
+/// the key file again (`MasterKeySource`).
+///
 /// The key logic only: the rows are read and written by `KeyringTable`.
 public final class Keyring: Sendable {
     public static let defaultRotationThreshold: UInt64 = UInt64(0.9 * 4_294_967_296.0)
@@ -26,8 +30,10 @@ public final class Keyring: Sendable {
 
     /// Everything secret. Absent while locked.
     private struct Keys {
-        var masterKey: SecretBytes
         var terms: [UInt32: Term]
+        /// HKDF-Extract(master key): each key for another purpose is an HKDF-Expand of it with its
+        /// label (`derivedMAC`, `backupKey()`). It opens no data key. A rekey replaces it.
+        var purposeBase: SecretBytes
         /// Keys derived for other purposes (`derivedMAC`), prepared for HMAC, by label.
         var derived: [String: HMACKey] = [:]
     }
@@ -37,6 +43,9 @@ public final class Keyring: Sendable {
         var termNumbers: [UInt32]
         var current: UInt32
         var currentEncryptions: UInt64
+        /// The key check value the keys were loaded under (not secret): a master key read again
+        /// must match it.
+        var checkValue: [UInt8]? = nil
     }
 
     private let state: PThreadLocked<State>
@@ -44,12 +53,14 @@ public final class Keyring: Sendable {
     /// `unlock(masterKey:)`: when `lock()` returns, no operation holds a key any more.
     private let gate = ReadersWriterLock()
     private let table: KeyringTable
+    private let masterKeySource: MasterKeySource
     private let logger: Logger
     public let rotationThreshold: UInt64
 
-    private init(state: State, pool: ConnectionPool, threshold: UInt64, logger: Logger) {
+    private init(state: State, pool: ConnectionPool, source: MasterKeySource, threshold: UInt64, logger: Logger) {
         self.state = PThreadLocked(state)
         self.table = KeyringTable(pool: pool)
+        self.masterKeySource = source
         self.rotationThreshold = threshold
         self.logger = logger
     }
@@ -67,18 +78,15 @@ public final class Keyring: Sendable {
     public var isLocked: Bool { state.withLock { $0.keys == nil } }
 
     /// HMAC-SHA-256 of `message` under a key for another purpose (the audit log's tags), derived
-    /// as HMAC-SHA-256(term 1's data key, `label`). Term 1 is never dropped and its key is changed
-    /// neither by `rotate()` nor by `rewrap(under:)` (rekey), so the derived key is stable for the
-    /// vault's life. Derived keys live with the data keys: false while locked (or without term 1),
-    /// and `mac` is left as it was. Writes the 32-byte MAC into `mac` and returns true otherwise.
+    /// from the master key as HKDF-SHA-256(master key, info: `label`). Rotation leaves it alone;
+    /// a rekey (a new master key) changes it. Derived keys live with the data keys: false while
+    /// locked, and `mac` is left as it was. Writes the 32-byte MAC into `mac` and returns true
+    /// otherwise.
     public func derivedMAC(label: String, _ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) -> Bool {
         let key: HMACKey? = state.withLock { state in
             guard let keys = state.keys else { return nil }
             if let cached = keys.derived[label] { return cached }
-            guard let base = keys.terms[1]?.key else { return nil }
-            var derived = Digest.hmacSHA256(key: base, Array(label.utf8))
-            defer { SecretBytes.wipe(&derived) }
-            let key = HMACKey(SecretBytes(derived))
+            let key = HMACKey(Digest.hkdfExpand(pseudoRandomKey: keys.purposeBase, info: Array(label.utf8)))
             state.keys?.derived[label] = key
             return key
         }
@@ -87,43 +95,57 @@ public final class Keyring: Sendable {
         return true
     }
 
+    /// The key backups are sealed under: `SealedBackup.backupKey(masterKey:)` of the master key
+    /// the keys were loaded under. `interactionNotAllowed` while locked.
+    func backupKey() throws -> SecretBytes {
+        try state.withLock { state in
+            guard let keys = state.keys else { throw Self.lockedError }
+            return Digest.hkdfExpand(pseudoRandomKey: keys.purposeBase, info: SealedBackup.keyLabel)
+        }
+    }
+
     // MARK: Creating, locking and unlocking
 
     /// Writes a new keyring (term 1 and the key check value) into an empty database.
     static func create(
-        pool: ConnectionPool, masterKey: SecretBytes, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+        pool: ConnectionPool, masterKey: SecretBytes, source: MasterKeySource,
+        threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
         let kek = try AESGCM(key: masterKey)
         let dataKey = try SecureRandom.key()
-        try KeyringTable(pool: pool).create(
-            checkValue: checkValue(masterKey), firstWrappedKey: wrap(dataKey, term: 1, kek: kek))
-        let keys = Keys(masterKey: masterKey, terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))])
-        let state = State(keys: keys, termNumbers: [1], current: 1, currentEncryptions: 0)
-        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+        let check = checkValue(masterKey)
+        try KeyringTable(pool: pool).create(checkValue: check, firstWrappedKey: wrap(dataKey, term: 1, kek: kek))
+        let keys = Keys(
+            terms: [1: Term(key: dataKey, cipher: try AESGCM(key: dataKey))],
+            purposeBase: Digest.hkdfExtract(key: masterKey))
+        let state = State(keys: keys, termNumbers: [1], current: 1, currentEncryptions: 0, checkValue: check)
+        return Keyring(state: state, pool: pool, source: source, threshold: threshold, logger: logger)
     }
 
     /// The keyring of an existing database, locked: it knows its terms but holds no key.
     /// `KeychainError.decode` when the keyring is empty.
     static func locked(
-        pool: ConnectionPool, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+        pool: ConnectionPool, source: MasterKeySource, threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
         let rows = try KeyringTable(pool: pool).termCounts()
         guard let last = rows.last else { throw KeychainError.decode("the keyring holds no data key") }
         let state = State(keys: nil, termNumbers: rows.map(\.term), current: last.term, currentEncryptions: last.encryptions)
-        return Keyring(state: state, pool: pool, threshold: threshold, logger: logger)
+        return Keyring(state: state, pool: pool, source: source, threshold: threshold, logger: logger)
     }
 
     /// Loads the keyring with `masterKey`: `KeychainError.authFailed` when the key check value
     /// says the master key is not this vault's, `KeychainError.decode` when the keyring is damaged.
     static func unlock(
-        pool: ConnectionPool, masterKey: SecretBytes, threshold: UInt64 = defaultRotationThreshold, logger: Logger
+        pool: ConnectionPool, masterKey: SecretBytes, source: MasterKeySource,
+        threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
-        let keyring = try locked(pool: pool, threshold: threshold, logger: logger)
+        let keyring = try locked(pool: pool, source: source, threshold: threshold, logger: logger)
         try keyring.unlock(masterKey: masterKey)
         return keyring
     }
 
-    /// Loads every data key with `masterKey`, waiting for nothing but a concurrent `lock()`.
+    /// Loads every data key with `masterKey` (which it does not keep), waiting for nothing but a
+    /// concurrent `lock()`.
     /// `authFailed` (and still locked) when `masterKey` does not match the key check value,
     /// `decode` when a wrapped key fails authentication. A no-op when already unlocked.
     func unlock(masterKey: SecretBytes) throws {
@@ -151,13 +173,13 @@ public final class Keyring: Sendable {
                 let encryptions =
                     state.current == last.term ? max(state.currentEncryptions, last.encryptions) : last.encryptions
                 state = State(
-                    keys: Keys(masterKey: masterKey, terms: terms), termNumbers: rows.map(\.term), current: last.term,
-                    currentEncryptions: encryptions)
+                    keys: Keys(terms: terms, purposeBase: Digest.hkdfExtract(key: masterKey)),
+                    termNumbers: rows.map(\.term), current: last.term, currentEncryptions: encryptions, checkValue: check)
             }
         }
     }
 
-    /// Drops the master key and every data key. Waits until no operation is using a key; when it
+    /// Drops every data key and derived key. Waits until no operation is using a key; when it
     /// returns the keyring holds no reference to key material (`SecretBytes` wipes on release,
     /// the cipher contexts are cleansed when freed). Idempotent.
     public func lock() {
@@ -182,30 +204,6 @@ public final class Keyring: Sendable {
     static let lockedError = KeychainError.interactionNotAllowed("the vault is locked; an admin must unlock it")
 
     static func checkValue(_ masterKey: SecretBytes) -> [UInt8] { Digest.hmacSHA256(key: masterKey, checkLabel) }
-
-    private static func wrapAAD(term: UInt32) -> [UInt8] {
-        var aad = Array("keychaind.keyring.term".utf8)
-        SealedBox.appendUInt32(term, to: &aad)
-        return aad
-    }
-
-    private static func wrap(_ dataKey: SecretBytes, term: UInt32, kek: AESGCM) throws -> [UInt8] {
-        var output: [UInt8] = []
-        let nonce = try wrapAAD(term: term).withUnsafeBytes { aad in
-            try dataKey.withUnsafeBytes { try kek.seal($0, aad: aad, appendingTo: &output) }
-        }
-        return nonce + output
-    }
-
-    private static func unwrap(_ wrapped: [UInt8], term: UInt32, kek: AESGCM) throws -> SecretBytes {
-        guard wrapped.count == AESGCM.nonceSize + 32 + AESGCM.tagSize else {
-            throw CryptoError.invalidInput("wrapped key size")
-        }
-        let nonce = Array(wrapped[0..<12])
-        let ciphertext = Array(wrapped[12..<44])
-        let tag = Array(wrapped[44...])
-        return try kek.open(ciphertext: ciphertext, tag: tag, nonce: nonce, aad: wrapAAD(term: term))
-    }
 
     // MARK: Sealing and opening
 
@@ -240,7 +238,7 @@ public final class Keyring: Sendable {
     func prepareForSealing(_ count: Int, on db: SQLiteConnection) throws {
         guard count > 0 else { return }
         let needsTerm = state.withLock { $0.currentEncryptions + UInt64(count) > rotationThreshold }
-        if needsTerm { try startTerm(on: db) }
+        if needsTerm { try startTerm(on: db, kek: readKeyEncryptionKey()) }
     }
 
     /// Seals `secret` under the current term; call inside the write transaction on `db`, which
@@ -289,20 +287,37 @@ public final class Keyring: Sendable {
     // MARK: Rotation and rewrapping
 
     /// Starts a new term now; later secrets are sealed under it. Returns its number.
-    /// `interactionNotAllowed` when locked.
+    /// Reads the master key file again to wrap the new data key: `authFailed` when it no longer
+    /// opens this keyring, the file's own error when it cannot be read; `interactionNotAllowed`
+    /// when locked.
     @discardableResult
     public func rotate() throws -> UInt32 {
         try StoreErrors.map {
-            try withKeys { try table.pool.write { db in try transaction(on: db) { try startTerm(on: db) } } }
+            try withKeys {
+                let kek = try readKeyEncryptionKey()
+                return try table.pool.write { db in try transaction(on: db) { try startTerm(on: db, kek: kek) } }
+            }
         }
+    }
+
+    /// The master key, read again from its source and checked against the key check value, as
+    /// a cipher to wrap data keys with; the key bytes themselves are released when it returns.
+    private func readKeyEncryptionKey() throws -> AESGCM {
+        guard let check = state.withLock({ $0.checkValue }) else { throw Self.lockedError }
+        for candidate in try masterKeySource.candidates() where constantTimeEqual(Self.checkValue(candidate), check) {
+            return try AESGCM(key: candidate)
+        }
+        logger.error("the master key file no longer opens this keyring; no new term was started")
+        throw KeychainError.authFailed(
+            "the master key file no longer opens this vault's keyring (was it replaced?); no new term was started")
     }
 
     /// Writes a new term in the write transaction open on `db` and makes it current.
     @discardableResult
-    private func startTerm(on db: SQLiteConnection) throws -> UInt32 {
-        let (next, kek) = try state.withLock { state in
-            guard let keys = state.keys else { throw Self.lockedError }
-            return ((state.termNumbers.last ?? state.current) + 1, try AESGCM(key: keys.masterKey))
+    private func startTerm(on db: SQLiteConnection, kek: AESGCM) throws -> UInt32 {
+        let next = try state.withLock { state in
+            guard state.keys != nil else { throw Self.lockedError }
+            return (state.termNumbers.last ?? state.current) + 1
         }
         let dataKey = try SecureRandom.key()
         try KeyringTable.insertTerm(next, wrappedKey: Self.wrap(dataKey, term: next, kek: kek), on: db)
@@ -337,11 +352,33 @@ public final class Keyring: Sendable {
                 return keys.terms.mapValues(\.key)
             }
             let wrapped = try terms.map { term, key in (term: term, wrappedKey: try Self.wrap(key, term: term, kek: newKEK)) }
-            try db.transaction { try KeyringTable.rewrap(wrapped, checkValue: Self.checkValue(newMasterKey), on: db) }
-            state.withLock { $0.keys?.masterKey = newMasterKey }
+            let check = Self.checkValue(newMasterKey)
+            try db.transaction { try KeyringTable.rewrap(wrapped, checkValue: check, on: db) }
+            // The keys for other purposes follow the master key: the audit and backup keys change.
+            let purposeBase = Digest.hkdfExtract(key: newMasterKey)
+            state.withLock { state in
+                state.keys?.purposeBase = purposeBase
+                state.keys?.derived = [:]
+                state.checkValue = check
+            }
             return terms.count
         }
         logger.info("keyring rewrapped under a new master key", metadata: ["terms": "\(count)"])
         return count
+    }
+
+    // MARK: Retiring terms
+
+    /// Forgets the data keys of `retired` terms (their rows were deleted by the caller's
+    /// committed transaction, because no secret is sealed under them any more); the keys are
+    /// wiped once no operation holds them. The current term is never retired.
+    func forget(retiredTerms retired: [UInt32]) {
+        state.withLock { state in
+            for term in retired where term != state.current {
+                state.keys?.terms[term] = nil
+                state.termNumbers.removeAll { $0 == term }
+            }
+        }
+        if !retired.isEmpty { logger.notice("keyring retired terms", metadata: ["terms": "\(retired)"]) }
     }
 }

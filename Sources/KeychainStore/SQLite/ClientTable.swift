@@ -23,9 +23,18 @@ enum ClientTable {
         try db.query("SELECT name, access_groups, role, created FROM clients ORDER BY name") { try client(from: $0) }
     }
 
-    /// Whether there was such a client.
+    /// Removes the client unless it is the last admin, in one statement (so no other write can
+    /// come between the count and the delete). Whether there was such a client; errSecParam for
+    /// the last admin.
     static func remove(named name: String, on db: SQLiteConnection) throws -> Bool {
-        try db.execute("DELETE FROM clients WHERE name = ?", [.text(name)]) > 0
+        let removed = try db.execute(
+            """
+            DELETE FROM clients WHERE name = ?1
+            AND (role <> 'admin' OR (SELECT count(*) FROM clients WHERE role = 'admin') > 1)
+            """, [.text(name)])
+        if removed > 0 { return true }
+        guard try db.scalarInt("SELECT count(*) FROM clients WHERE name = ?", [.text(name)]) == 1 else { return false }
+        throw KeychainError.lastAdmin(name)
     }
 
     /// Whether there was such a client.

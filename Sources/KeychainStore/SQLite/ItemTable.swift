@@ -192,6 +192,13 @@ enum ItemTable {
             "SELECT count(*) FROM items WHERE secret IS NOT NULL AND substr(secret, 2, 4) < ?", [termBlob(term)]) ?? 0)
     }
 
+    /// Whether any stored secret is sealed under `term`.
+    static func hasSecrets(underTerm term: UInt32, on db: SQLiteConnection) throws -> Bool {
+        try db.scalarInt(
+            "SELECT EXISTS (SELECT 1 FROM items WHERE secret IS NOT NULL AND substr(secret, 2, 4) = ?)", [termBlob(term)])
+            == 1
+    }
+
     /// Up to `limit` secrets sealed under a term older than `term`, in `seq` order after `seq`.
     static func secrets(olderThan term: UInt32, after seq: Int64, limit: Int, on db: SQLiteConnection) throws
         -> [SealedSecret]

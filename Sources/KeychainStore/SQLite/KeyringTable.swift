@@ -83,6 +83,11 @@ struct KeyringTable: Sendable {
         try db.execute("UPDATE keyring_check SET check_value = ? WHERE id = 1", [.blob(checkValue)])
     }
 
+    /// Deletes a term's row (its wrapped data key); inside a write transaction on `db`.
+    static func deleteTerm(_ term: UInt32, on db: SQLiteConnection) throws {
+        try db.execute("DELETE FROM keyring WHERE term = ?", [.integer(Int64(term))])
+    }
+
     /// Records that `term` has sealed `count` secrets (the count never goes down); inside the
     /// write transaction on `db` that stores them.
     static func recordEncryptions(_ count: UInt64, term: UInt32, on db: SQLiteConnection) throws {

@@ -27,4 +27,15 @@ enum Migrations {
             }
         }
     }
+
+    /// The schema objects a database at `version` has when only these migrations made it: the
+    /// migrations up to `version` applied to an empty in-memory database.
+    static func schemaObjects(atVersion version: Int64) throws -> Set<SchemaObject> {
+        let reference = try SQLiteConnection(path: ":memory:")
+        defer { reference.close() }
+        for migration in all where migration.version <= version {
+            try reference.transaction { try reference.executeScript(migration.script) }
+        }
+        return try reference.schemaObjects()
+    }
 }

@@ -52,6 +52,9 @@ final class SQLiteConnection: @unchecked Sendable {
             }
             try execute("PRAGMA synchronous=FULL")
             try execute("PRAGMA foreign_keys=ON")
+            // No function with side effects runs from SQL stored in the schema (triggers, views,
+            // CHECK, DEFAULT, index expressions): the database file is not trusted.
+            try execute("PRAGMA trusted_schema=OFF")
             // No memory-mapped I/O: mapped pages count in the server's resident memory (300 MB at
             // 1M items with a 256 MiB map, 63 MB without; docs/decisions.md, "Page cache: one
             // budget per pool").

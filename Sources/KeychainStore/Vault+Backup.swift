@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import KeychainCore
+import Logging
+import Synchronization
+
+extension Vault {
+    /// Writes a sealed backup (`SealedBackup`) of the database to `path` (mode 0600) atomically:
+    /// a snapshot with SQLite's online backup API into a temporary file beside it, sealed chunk
+    /// by chunk into a second one, fsync, rename, directory fsync. Needs the vault unlocked (the
+    /// backup key lives with the data keys); `interactionNotAllowed` while locked.
+    public func backup(to path: String) throws {
+        try sealedBackup(in: AtomicFile.parentDirectory(of: path)) { sealed in
+            try AtomicFile.renameDurably(sealed, to: path)
+        }
+    }
+
+    /// A sealed backup as bytes, for `GET /admin/backup`.
+    public func backupData() throws -> [UInt8] {
+        try sealedBackup(in: directory?.path ?? AtomicFile.parentDirectory(of: pool.path)) { sealed in
+            guard let data = FileManager.default.contents(atPath: sealed) else {
+                throw KeychainError.io("cannot read the sealed backup")
+            }
+            return [UInt8](data)
+        }
+    }
+
+    /// Makes a sealed backup in a temporary file in `directory` and hands its path to `finish`;
+    /// the temporary files are removed afterwards. Holds `keyFileOperations`, so a rekey cannot
+    /// change the master key between the snapshot and the key it is sealed under.
+    private func sealedBackup<T: Sendable>(in directory: String, _ finish: (String) throws -> T) throws -> T {
+        try keyFileOperations.withLock { _ in
+            try StoreErrors.map {
+                let key = try keyring.backupKey()
+                let name = UUID().uuidString
+                let snapshot = "\(directory)/.backup-\(name).db"
+                let sealed = "\(directory)/.backup-\(name).sealed"
+                defer {
+                    unlink(snapshot)
+                    unlink(sealed)
+                }
+                try makeSnapshot(at: snapshot)
+                try SealedBackup.seal(from: snapshot, to: sealed, key: key)
+                let result = try finish(sealed)
+                noteBackup()
+                return result
+            }
+        }
+    }
+
+    private func makeSnapshot(at temporary: String) throws {
+        // Created 0600 before SQLite opens it, so the copy is never readable by others.
+        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw KeychainError.io("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        Glibc.close(fd)
+        try pool.read { db in try db.backup(into: temporary) }
+    }
+
+    private func noteBackup() {
+        jobs.withLock {
+            $0.lastBackup = Date()
+            $0.backupsCompleted += 1
+        }
+        logger.info("backup completed")
+    }
+}
