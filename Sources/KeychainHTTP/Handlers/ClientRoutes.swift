@@ -25,7 +25,7 @@ extension Router {
             // Revoking the only admin would leave nobody able to administer the vault (and
             // admin.token would name a dead token): refuse, as a guard like DELETE's `all=true`.
             let all = try clients.clients()
-            if let target = all.first(where: { $0.name == name }), target.role == .admin,
+            if let target = all.first(where: { $0.name.hasSameUTF8(as: name) }), target.role == .admin,
                 all.count(where: { $0.role == .admin }) == 1
             {
                 throw KeychainError.param("\"\(name)\" is the last admin client; create another admin first")
