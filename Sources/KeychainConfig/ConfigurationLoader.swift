@@ -28,7 +28,8 @@ public enum ConfigurationLoader {
         "limits.maxBodyBytes", "limits.maxConnections", "limits.maxConnectionsPerAddress",
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
-        "limits.authFailuresPerMinute", "limits.authFailureAddresses",
+        "limits.authFailuresPerMinute", "limits.authFailureAddresses", "limits.maxAnswerBytes",
+        "quota.items", "quota.secretBytes",
         "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
@@ -134,6 +135,9 @@ public enum ConfigurationLoader {
         case "limits.maxQueryParameters": configuration.maxQueryParameters = try integer(atLeast: 0)
         case "limits.authFailuresPerMinute": configuration.authFailuresPerMinute = try integer(atLeast: 0)
         case "limits.authFailureAddresses": configuration.authFailureAddresses = try integer(atLeast: 1)
+        case "limits.maxAnswerBytes": configuration.maxAnswerBytes = try integer(atLeast: 65536)
+        case "quota.items": configuration.quotaItems = try integer(atLeast: 0)
+        case "quota.secretBytes": configuration.quotaSecretBytes = try integer(atLeast: 0)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
         case "tls.priorities":

@@ -18,6 +18,9 @@ import Foundation
 /// | `limits.maxQueryParameters` | integer ≥ 0, 0 = no limit | `256` | `KEYCHAIND_LIMITS_MAX_QUERY_PARAMETERS` |
 /// | `limits.authFailuresPerMinute` | integer ≥ 0, failed authentications per client address before 429, 0 = no limit | `60` | `KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE` |
 /// | `limits.authFailureAddresses` | integer ≥ 1, addresses tracked by that limit | `10000` | `KEYCHAIND_LIMITS_AUTH_FAILURE_ADDRESSES` |
+/// | `limits.maxAnswerBytes` | integer ≥ 65536, bytes of a page of items (one larger item comes alone) | `16777216` | `KEYCHAIND_LIMITS_MAX_ANSWER_BYTES` |
+/// | `quota.items` | integer ≥ 0, items one access group holds, 0 = no limit | `10000000` | `KEYCHAIND_QUOTA_ITEMS` |
+/// | `quota.secretBytes` | integer ≥ 0, secret bytes one access group holds, 0 = no limit | `10737418240` | `KEYCHAIND_QUOTA_SECRET_BYTES` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
 /// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
 /// | `tls.priorities` | GnuTLS priority string | `ServerConfiguration.defaultTLSPriorities` | `KEYCHAIND_TLS_PRIORITIES` |
@@ -46,6 +49,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxQueryParameters: Int = 256
     public var authFailuresPerMinute: Int = 60
     public var authFailureAddresses: Int = 10_000
+    public var maxAnswerBytes: Int = 16 << 20
+    public var quotaItems: Int = 10_000_000
+    public var quotaSecretBytes: Int = 10 << 30
     public var tlsCertFile: String = ""
     public var tlsKeyFile: String = ""
     public var tlsPriorities: String = ServerConfiguration.defaultTLSPriorities

@@ -8,6 +8,19 @@ public enum AttributeValue: Hashable, Sendable {
     case integer(Int64)
     case bool(Bool)
     case date(Date)
+
+    /// Strings are equal when their UTF-8 bytes are (as SQLite compares them), not by Swift's
+    /// canonical equivalence; the synthesized hash stays consistent with that (equal bytes, equal hash).
+    public static func == (lhs: AttributeValue, rhs: AttributeValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): a.hasSameUTF8(as: b)
+        case (.data(let a), .data(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.date(let a), .date(let b)): a == b
+        default: false
+        }
+    }
 }
 
 extension AttributeValue {

@@ -28,6 +28,25 @@ public struct Client: Sendable, Equatable {
                 $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0))
             }
     }
+
+    /// An access group: non-empty and in Unicode NFC. Groups compare by their bytes, so two
+    /// spellings of one name would be two groups that look the same in every list and log;
+    /// only the NFC spelling is accepted (api.md, "Rules that hold for every route").
+    public static func isValidAccessGroup(_ group: String) -> Bool {
+        !group.isEmpty && isNFC(group)
+    }
+
+    /// Whether `text` is in Unicode Normalization Form C (ASCII always is).
+    public static func isNFC(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 < 0x80 } || text.precomposedStringWithCanonicalMapping.hasSameUTF8(as: text)
+    }
+
+    /// Names and groups compare by their bytes (`String.hasSameUTF8(as:)`).
+    public static func == (lhs: Client, rhs: Client) -> Bool {
+        lhs.name.hasSameUTF8(as: rhs.name) && lhs.role == rhs.role && lhs.createdAt == rhs.createdAt
+            && lhs.accessGroups.count == rhs.accessGroups.count
+            && zip(lhs.accessGroups, rhs.accessGroups).allSatisfy { $0.hasSameUTF8(as: $1) }
+    }
 }
 
 /// The registry of clients and the hashes of their tokens. A token itself is never stored.

@@ -103,13 +103,21 @@ public struct ItemFilter: Hashable, Sendable {
     }
 
     public func matches(_ item: Item) -> Bool {
-        guard item.itemClass == itemClass, accessGroups.contains(item.accessGroup) else { return false }
+        guard item.itemClass == itemClass, accessGroups.containsExactly(item.accessGroup) else { return false }
         if let persistentRef, item.persistentRef != persistentRef { return false }
         for (attribute, wanted) in equal
         where !item.effectiveValue(of: attribute).matches(wanted, caseInsensitive: caseInsensitive) {
             return false
         }
         return true
+    }
+
+    /// Groups compare by their bytes (`String.hasSameUTF8(as:)`): a filter of one group never
+    /// stands for another's (the find caches are keyed by filters).
+    public static func == (lhs: ItemFilter, rhs: ItemFilter) -> Bool {
+        lhs.itemClass == rhs.itemClass && lhs.caseInsensitive == rhs.caseInsensitive
+            && lhs.persistentRef == rhs.persistentRef && lhs.accessGroups.count == rhs.accessGroups.count
+            && zip(lhs.accessGroups, rhs.accessGroups).allSatisfy { $0.hasSameUTF8(as: $1) } && lhs.equal == rhs.equal
     }
 }
 
@@ -121,6 +129,39 @@ public struct ItemCursor: Hashable, Sendable {
 
 /// One page of a find, in creation order.
 public struct ItemPage: Sendable {
+    /// What an item counts for against a page's byte bound (`ItemOperations.find`'s `maxBytes`):
+    /// its secret's bytes (as stored, `secretBytes`), its attribute values' bytes (8 for a number,
+    /// flag or date) and 256 for the rest (names, reference, punctuation). An answer spells each
+    /// byte of these in at most a small constant number of bytes, so a bound on this bounds it.
+    public static func bytes(secretBytes: Int, attributes: [Attribute: AttributeValue]) -> Int {
+        attributes.values.reduce(256 + secretBytes) { sum, value in
+            switch value {
+            case .string(let text): sum + text.utf8.count
+            case .data(let bytes): sum + bytes.count
+            case .integer, .bool, .date: sum + 8
+            }
+        }
+    }
+
+    /// `bytes(secretBytes:attributes:)` of an item as found.
+    public static func bytes(of item: Item) -> Int {
+        bytes(secretBytes: item.secret?.count ?? 0, attributes: item.attributes)
+    }
+
+    /// How many of `sizes` (each item's `bytes`, in order) a page of at most `limit` items and
+    /// `maxBytes` bytes takes: at least one when there is one.
+    public static func count(of sizes: some Sequence<Int>, limit: Int?, maxBytes: Int?) -> Int {
+        var count = 0
+        var total = 0
+        for size in sizes {
+            if let limit, count >= max(0, limit) { break }
+            total += size
+            if let maxBytes, count > 0, total > maxBytes { break }
+            count += 1
+        }
+        return count
+    }
+
     public var items: [Item]
     /// Set when more items match after this page.
     public var next: ItemCursor?

@@ -33,15 +33,27 @@ public protocol ItemOperations {
 
     /// The items matching `filter` in creation order, at most `limit` (nil: all) after `cursor`,
     /// each with its class and persistent reference and what `contents` names: its attributes
-    /// (else none), its secret opened (else nil).
-    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
-        -> ItemPage
+    /// (else none), its secret opened (else nil). With `maxBytes`, the page also ends before the
+    /// item that would take its `ItemPage.bytes(of:)` past `maxBytes` (the first item always
+    /// comes, however large), and carries `next` as a page cut by `limit` does.
+    func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) throws -> ItemPage
 
     /// Applies `changes` to every match, all or none; returns how many matched (0: none, nothing changed).
     func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int
 
     /// Deletes every match; returns how many.
     func delete(_ filter: ItemFilter) throws -> Int
+}
+
+extension ItemOperations {
+    /// A find bounded by `limit` only.
+    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
+        -> ItemPage
+    {
+        try find(filter, limit: limit, after: cursor, reading: contents, maxBytes: nil)
+    }
 }
 
 extension ItemStore {

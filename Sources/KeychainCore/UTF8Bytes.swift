@@ -9,6 +9,25 @@ extension String {
     }
 }
 
+extension String {
+    /// Whether both strings hold the same UTF-8 bytes. Names that decide access (access groups,
+    /// client names) and stored values compare this way, as SQLite and the sealing AAD do: Swift's
+    /// `==` holds canonically equivalent spellings equal (`café` in NFC and in NFD, `K` and the
+    /// Kelvin sign), which would let one name stand for another.
+    @inlinable
+    public func hasSameUTF8(as other: String) -> Bool {
+        withUTF8Bytes { mine in other.withUTF8Bytes { theirs in mine.count == theirs.count && mine.elementsEqual(theirs) } }
+    }
+}
+
+extension Sequence<String> {
+    /// Whether one of the names has exactly `name`'s UTF-8 bytes (`String.hasSameUTF8(as:)`).
+    @inlinable
+    public func containsExactly(_ name: String) -> Bool {
+        contains { $0.hasSameUTF8(as: name) }
+    }
+}
+
 extension Array where Element == UInt8 {
     /// Appends `text`'s UTF-8, copied straight from the string's storage.
     @inlinable

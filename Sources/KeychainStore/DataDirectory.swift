@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import KeychainCore
+public import KeychainCore
 public import Logging
 
 /// A keychaind data directory: `master.key` (the key-encryption key, 0600), `keychain.db`
@@ -90,12 +90,16 @@ public struct DataDirectory: Sendable {
     /// With `locked`, the master key is not read (it may even be absent): the vault starts
     /// locked and `unlock()` loads the key later.
     /// `readers`: reading connections kept open between reads, one for each thread that reads at once.
-    public func open(logger: Logger, readers: Int = 4, locked: Bool = false) throws -> Vault {
+    public func open(logger: Logger, readers: Int = 4, locked: Bool = false, quota: GroupQuota = .unlimited) throws -> Vault {
         try open(
-            logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: readers, locked: locked)
+            logger: logger, rotationThreshold: Keyring.defaultRotationThreshold, maxIdleReaders: readers, locked: locked,
+            quota: quota)
     }
 
-    func open(logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4, locked: Bool = false) throws -> Vault {
+    func open(
+        logger: Logger, rotationThreshold: UInt64, maxIdleReaders: Int = 4, locked: Bool = false,
+        quota: GroupQuota = .unlimited
+    ) throws -> Vault {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw DataDirectoryError(
@@ -117,7 +121,7 @@ public struct DataDirectory: Sendable {
             do {
                 let keyring = try Keyring.locked(
                     pool: pool, source: masterKeySource, threshold: rotationThreshold, logger: logger)
-                return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
+                return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
             } catch {
                 pool.close()
                 throw damaged(error)
@@ -135,7 +139,7 @@ public struct DataDirectory: Sendable {
             let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
             let keyring = try Keyring.unlock(
                 pool: pool, masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
-            return Vault(pool: pool, keyring: keyring, directory: self, logger: logger)
+            return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()
             throw DataDirectoryError(

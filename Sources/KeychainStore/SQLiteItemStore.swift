@@ -13,24 +13,30 @@ public final class SQLiteItemStore: ItemStore {
     private let recentFinds = PerThread { FindCache() }
     /// Each row under its lookup attributes, so that a point read walks one B-tree, not two.
     let lookups = ItemLookupMap()
+    /// What each access group may hold, checked by every write transaction before it commits.
+    let quota: GroupQuota
 
     /// Builds the lookup map before returning when the vault has at most `inlineLookupBuild` rows,
     /// else on a background thread (finds use the lookup index until it is done).
-    init(pool: ConnectionPool, keyring: Keyring, logger: Logger, inlineLookupBuild: Int64 = 20_000) {
+    init(
+        pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited,
+        inlineLookupBuild: Int64 = 20_000
+    ) {
         self.pool = pool
         self.keyring = keyring
+        self.quota = quota
         lookups.build(from: pool, inlineUpTo: inlineLookupBuild, logger: logger)
     }
 
-    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
-        -> ItemPage
-    {
+    public func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) throws -> ItemPage {
         try StoreErrors.map { try keyring.withKeys {
-            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents)
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents, maxBytes: maxBytes)
             let rows = try recentFinds.current.rows(for: key, generation: { pool.writeGeneration }) {
                 try pool.read { db in try ItemReader.rows(for: key, lookups: lookups, on: db) }
             }
-            return try ItemReader.page(of: rows, limit: limit, keyring: keyring)
+            return try ItemReader.page(of: rows, limit: limit, maxBytes: maxBytes, keyring: keyring)
         } }
     }
 
@@ -54,6 +60,7 @@ public final class SQLiteItemStore: ItemStore {
                             throw error
                         }
                         if let failure = transaction.failure { throw failure }
+                        try transaction.settleUsage(quota: quota)
                         return result
                     }
                     lookups.remove(transaction.unlisted)

@@ -17,11 +17,19 @@ final class SQLiteItemTransaction: ItemOperations {
     private(set) var unlisted: Set<ItemLookupMap.Entry> = []
     /// The first error an operation threw: the transaction then commits nothing.
     private(set) var failure: KeychainError?
+    /// What the transaction changes in each access group's usage, settled before it commits.
+    private(set) var usage = GroupUsageChanges()
 
     init(db: SQLiteConnection, keyring: Keyring, lookups: ItemLookupMap) {
         self.db = db
         self.keyring = keyring
         self.lookups = lookups
+    }
+
+    /// Writes the transaction's usage changes and checks them against `quota`, as its last
+    /// operation before the commit.
+    func settleUsage(quota: GroupQuota) throws {
+        try run { try usage.settle(quota: quota, on: db) }
     }
 
     /// Uniqueness is enforced by the database (a partial UNIQUE index per class over the primary
@@ -33,18 +41,19 @@ final class SQLiteItemTransaction: ItemOperations {
                 let sealed = try item.secret.map { try keyring.seal($0, binding: Self.binding(of: item), on: db) }
                 let seq = try ItemTable.insert(item, sealedSecret: sealed, on: db)
                 list(ItemLookupMap.Entry(key: ItemTable.lookupKey(of: item), seq: seq))
+                usage.record(item.accessGroup, items: 1, secretBytes: Int64(item.secret?.count ?? 0))
             }
         }
     }
 
     /// Reads on the writer, past the find cache, so it sees this transaction's writes.
-    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
-        -> ItemPage
-    {
+    func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) throws -> ItemPage {
         try run {
-            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents)
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents, maxBytes: maxBytes)
             return try ItemReader.page(
-                of: ItemReader.rows(for: key, lookups: lookups, on: db), limit: limit, keyring: keyring)
+                of: ItemReader.rows(for: key, lookups: lookups, on: db), limit: limit, maxBytes: maxBytes, keyring: keyring)
         }
     }
 
@@ -58,7 +67,7 @@ final class SQLiteItemTransaction: ItemOperations {
             let changedAttributes = ItemTable.columnsByClass[filter.itemClass]!.attributes
                 .filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
                 .map { ($0, changes.attributes[$0]!) }
-            let lead = Schema.leadingLookup(of: filter.itemClass)
+            let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
             let rekeys = lead.contains { changes.attributes.keys.contains($0) }
             try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
             let rows = try ItemTable.rowsToUpdate(filter, on: db)
@@ -84,13 +93,19 @@ final class SQLiteItemTransaction: ItemOperations {
                 var sealed: [UInt8]?
                 if let secret = changes.secret {
                     sealed = try keyring.seal(secret, binding: binding, on: db)
-                } else if group != row.accessGroup, let box = row.sealedSecret {
+                } else if !group.hasSameUTF8(as: row.accessGroup), let box = row.sealedSecret {
                     // The secret is bound to its group: re-seal it under the new binding.
                     let old = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: row.accessGroup)
                     sealed = try keyring.seal(try keyring.open(box, binding: old), binding: binding, on: db)
                 }
                 try ItemTable.update(
                     row.seq, attributes: changedAttributes, modificationDate: millis, sealedSecret: sealed, on: db)
+                let oldBytes = GroupUsageChanges.secretBytes(sealed: row.sealedSecret)
+                let newBytes = changes.secret.map { Int64($0.count) } ?? oldBytes
+                if !group.hasSameUTF8(as: row.accessGroup) || newBytes != oldBytes {
+                    usage.record(row.accessGroup, items: -1, secretBytes: -oldBytes)
+                    usage.record(group, items: 1, secretBytes: newBytes)
+                }
             }
             return rows.count
         }
@@ -99,7 +114,10 @@ final class SQLiteItemTransaction: ItemOperations {
     func delete(_ filter: ItemFilter) throws -> Int {
         try run {
             let deleted = try ItemTable.delete(filter, on: db)
-            unlisted.formUnion(deleted)
+            for row in deleted {
+                unlisted.insert(row.entry)
+                usage.record(row.accessGroup, items: -1, secretBytes: -Int64(max(0, row.sealedBytes - SealedBox.overhead)))
+            }
             return deleted.count
         }
     }

@@ -35,12 +35,15 @@ public final class Vault: VaultAdministration, Sendable {
     /// How many secrets one re-encryption transaction re-seals.
     static let reencryptionBatchSize = 200
 
-    init(pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger) {
+    init(
+        pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger,
+        quota: GroupQuota = .unlimited
+    ) {
         self.pool = pool
         self.keyring = keyring
         self.directory = directory
         self.logger = logger
-        itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger)
+        itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
     }
 

@@ -10,10 +10,10 @@ public final class InMemoryItemStore: ItemStore {
 
     public init() {}
 
-    public func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
-        -> ItemPage
-    {
-        state.withLock { $0.find(filter, limit: limit, after: cursor, reading: contents) }
+    public func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) throws -> ItemPage {
+        state.withLock { $0.find(filter, limit: limit, after: cursor, reading: contents, maxBytes: maxBytes) }
     }
 
     public func transaction<Result>(_ body: (any ItemOperations) throws -> Result) throws -> Result {
@@ -45,10 +45,10 @@ public final class InMemoryItemStore: ItemStore {
 
         func add(_ items: [Item]) throws { try run { try rows.add(items) } }
 
-        func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) throws
-            -> ItemPage
-        {
-            try run { rows.find(filter, limit: limit, after: cursor, reading: contents) }
+        func find(
+            _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+        ) throws -> ItemPage {
+            try run { rows.find(filter, limit: limit, after: cursor, reading: contents, maxBytes: maxBytes) }
         }
 
         func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
@@ -91,18 +91,20 @@ private struct Rows {
         }
     }
 
-    func find(_ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents) -> ItemPage {
+    func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) -> ItemPage {
         let start = cursor?.afterSequence ?? 0
         let matches = rows.filter { $0.sequence > start && filter.matches($0.item) }
-        let page = limit.map { Array(matches.prefix($0)) } ?? matches
-        let next = page.count < matches.count ? page.last.map { ItemCursor(afterSequence: $0.sequence) } : nil
-        let items = page.map { row -> Item in
+        let read = matches.map { row -> Item in
             var item = row.item
             if !contents.contains(.attributes) { item.attributes = [:] }
             if !contents.contains(.secret) { item.secret = nil }
             return item
         }
-        return ItemPage(items: items, next: next)
+        let count = ItemPage.count(of: read.lazy.map(ItemPage.bytes(of:)), limit: limit, maxBytes: maxBytes)
+        let next = count < matches.count && count > 0 ? ItemCursor(afterSequence: matches[count - 1].sequence) : nil
+        return ItemPage(items: Array(read.prefix(count)), next: next)
     }
 
     mutating func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {

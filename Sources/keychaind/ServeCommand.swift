@@ -62,7 +62,9 @@ struct ServeCommand: ParsableCommand {
                 }
                 try directory.initialize(logger: logger)
             }
-            vault = try directory.open(logger: logger, readers: Wiring.workerThreads(configuration), locked: locked)
+            vault = try directory.open(
+                logger: logger, readers: Wiring.workerThreads(configuration), locked: locked,
+                quota: Wiring.groupQuota(configuration))
             if locked { logger.notice("started locked: POST /v1/admin/unlock loads \(directory.masterKeyPath)") }
             if configuration.backupInterval > 0 {
                 let scheduler = BackupScheduler(

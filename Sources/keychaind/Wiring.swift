@@ -13,7 +13,9 @@ enum Wiring {
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration()
     ) -> KeychainApplication {
-        let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
+        let service = KeychainService(
+            store: vault.items, certificateParser: X509CertificateParser(),
+            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes))
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)
@@ -31,6 +33,13 @@ enum Wiring {
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
             authFailureLimiter: authFailureLimiter(configuration))
+    }
+
+    /// `quota.items` and `quota.secretBytes`; 0 is no bound.
+    static func groupQuota(_ configuration: ServerConfiguration) -> GroupQuota {
+        GroupQuota(
+            items: configuration.quotaItems > 0 ? configuration.quotaItems : nil,
+            secretBytes: configuration.quotaSecretBytes > 0 ? configuration.quotaSecretBytes : nil)
     }
 
     /// `limits.authFailuresPerMinute` = 0 turns the limit off.

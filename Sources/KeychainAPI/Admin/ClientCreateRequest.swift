@@ -26,6 +26,9 @@ public struct ClientCreateRequest: Sendable {
                     guard let group = value.stringValue, !group.isEmpty else {
                         throw KeychainError.param("\"accessGroups\" must be an array of non-empty strings")
                     }
+                    guard Client.isValidAccessGroup(group) else {
+                        throw KeychainError.param("\"accessGroups\" must be in Unicode NFC (precomposed)")
+                    }
                     return group
                 }
                 guard Set(groups).count == groups.count else {

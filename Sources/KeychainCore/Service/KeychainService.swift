@@ -9,16 +9,20 @@ public final class KeychainService: Sendable {
     public let clock: @Sendable () -> Date
     /// The most items one CopyMatching answer carries before it is cut with a `next` cursor.
     public let pageSize: Int
+    /// The most bytes (`ItemPage.bytes`) the items of one CopyMatching answer of several items
+    /// hold before it is cut with a `next` cursor; nil: no bound. One item comes alone however large.
+    public let maxPageBytes: Int?
 
     public init(
         store: any ItemStore, certificateParser: any CertificateParser,
-        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000
+        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil
     ) {
-        precondition(pageSize > 0)
+        precondition(pageSize > 0 && (maxPageBytes ?? 1) > 0)
         self.store = store
         self.certificateParser = certificateParser
         self.clock = clock
         self.pageSize = pageSize
+        self.maxPageBytes = maxPageBytes
     }
 
     // MARK: - SecItemAdd
@@ -136,7 +140,7 @@ public final class KeychainService: Sendable {
     private func addGroup(_ attributes: [Attribute: AttributeValue], client: Client) throws -> String {
         guard let first = client.accessGroups.first else { throw Self.noGroups(client) }
         guard let explicit = attributes[.accessGroup] else { return first }
-        guard case .string(let group) = explicit, client.accessGroups.contains(group) else {
+        guard case .string(let group) = explicit, client.accessGroups.containsExactly(group) else {
             throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(explicit))")
         }
         return group
@@ -153,8 +157,8 @@ public final class KeychainService: Sendable {
 
     // MARK: - SecItemCopyMatching
 
-    /// The items matching `query`, in creation order, shaped by its limit (one page at most).
-    /// No match: errSecItemNotFound.
+    /// The items matching `query`, in creation order, shaped by its limit (one page at most: up
+    /// to `pageSize` items and `maxPageBytes` bytes). No match: errSecItemNotFound.
     public func copyMatching(_ query: ItemQuery, client: Client) throws -> MatchResult {
         let groups = try visibleGroups(query, client: client)
         let take: Int
@@ -173,22 +177,26 @@ public final class KeychainService: Sendable {
         var contents: ItemContents = []
         if query.returnKinds.contains(.attributes) || query.itemClass == .identity { contents.insert(.attributes) }
         if query.returnKinds.contains(.data) { contents.insert(.secret) }
+        let maxBytes = take > 1 ? maxPageBytes : nil
         var result: MatchResult
         if query.itemClass == .identity {
-            result = try findIdentities(query, groups: groups, take: take, reading: contents, in: store)
+            result = try findIdentities(query, groups: groups, take: take, maxBytes: maxBytes, reading: contents, in: store)
         } else {
             let page = try store.find(
-                filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents)
+                filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents,
+                maxBytes: maxBytes)
             result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
             result.next = page.next.map { PageCursor(after: $0, remaining: nil) }
         }
-        // Cut or continue the page according to the limit.
+        // Cut or continue the page according to the limit (a page cut by bytes holds fewer than `take`).
         switch query.limit {
         case .one, .count(1):
             result.next = nil
         case .count:
-            if let remainingAfter, remainingAfter > 0, let next = result.next {
-                result.next = PageCursor(after: next.after, remaining: remainingAfter)
+            if let remaining = remainingAfter.map({ $0 + take - result.items.count }), remaining > 0,
+                let next = result.next
+            {
+                result.next = PageCursor(after: next.after, remaining: remaining)
             } else {
                 result.next = nil
             }
@@ -216,7 +224,7 @@ public final class KeychainService: Sendable {
             }
         }
         if let target = update.attributes[.accessGroup] {
-            guard case .string(let group) = target, client.accessGroups.contains(group) else {
+            guard case .string(let group) = target, client.accessGroups.containsExactly(group) else {
                 throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(target))")
             }
         }
@@ -269,7 +277,7 @@ public final class KeychainService: Sendable {
     func visibleGroups(_ query: ItemQuery, client: Client) throws -> [String] {
         guard !client.accessGroups.isEmpty else { throw Self.noGroups(client) }
         guard let named = query.attributes[.accessGroup] else { return client.accessGroups }
-        guard case .string(let group) = named, client.accessGroups.contains(group) else {
+        guard case .string(let group) = named, client.accessGroups.containsExactly(group) else {
             throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(named))")
         }
         return [group]
@@ -297,91 +305,6 @@ public final class KeychainService: Sendable {
     static func quoted(_ value: AttributeValue) -> String {
         if case .string(let text) = value { return "\"\(text)\"" }
         return "(not a string)"
-    }
-
-    // MARK: - Identities
-
-    /// Certificate constraints: every attribute a certificate has (the common ones included).
-    /// Key constraints: attributes only keys have.
-    private func identityFilters(_ query: ItemQuery, groups: [String]) -> (certificate: ItemFilter, keyAttributes: [Attribute: AttributeValue]) {
-        let certificateAttributes = query.attributes.filter { $0.key.belongs(to: .certificate) }
-        let keyAttributes = query.attributes.filter { !$0.key.belongs(to: .certificate) }
-        return (filter(query, groups: groups, itemClass: .certificate, attributes: certificateAttributes), keyAttributes)
-    }
-
-    /// The private key joined to `certificate`: keyClass private, applicationLabel = publicKeyHash.
-    private func key(
-        for certificate: Item, _ query: ItemQuery, keyAttributes: [Attribute: AttributeValue], groups: [String],
-        reading contents: ItemContents, in items: any ItemOperations
-    ) throws -> Item? {
-        guard case .data(let hash)? = certificate.attributes[.publicKeyHash] else { return nil }
-        var attributes = keyAttributes
-        attributes[.keyClass] = .string("private")
-        attributes[.applicationLabel] = .data(hash)
-        var keyFilter = filter(query, groups: groups, itemClass: .key, attributes: attributes)
-        keyFilter.persistentRef = nil
-        return try items.find(keyFilter, limit: 1, after: nil, reading: contents).items.first
-    }
-
-    /// Certificates joined with their private keys; pages the certificates so that `take`
-    /// identities are found without reading past them. The join is on attributes, so `contents`
-    /// names them.
-    private func findIdentities(
-        _ query: ItemQuery, groups: [String], take: Int, reading contents: ItemContents, in items: any ItemOperations
-    ) throws -> MatchResult {
-        let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
-        var found: [FoundItem] = []
-        var cursor = query.cursor?.after
-        while found.count < take {
-            let page = try items.find(
-                certificateFilter, limit: take - found.count, after: cursor, reading: contents)
-            for certificate in page.items {
-                if let key = try key(
-                    for: certificate, query, keyAttributes: keyAttributes, groups: groups, reading: contents, in: items)
-                {
-                    found.append(FoundItem(identityCertificate: certificate, key: key))
-                }
-            }
-            guard let next = page.next else { return MatchResult(items: found, next: nil) }
-            cursor = next
-        }
-        return MatchResult(items: found, next: cursor.map { PageCursor(after: $0, remaining: nil) })
-    }
-
-    private func allIdentities(_ query: ItemQuery, groups: [String], in items: any ItemOperations) throws -> [FoundItem] {
-        var all: [FoundItem] = []
-        var paged = query
-        paged.cursor = nil
-        while true {
-            let page = try findIdentities(paged, groups: groups, take: pageSize, reading: .attributes, in: items)
-            all += page.items
-            guard let next = page.next else { return all }
-            paged.cursor = next
-        }
-    }
-
-    /// Updates each matched identity's certificate and key with the attributes each class has,
-    /// all in one transaction.
-    private func updateIdentities(_ query: ItemQuery, _ update: ItemUpdate, groups: [String], now: Date) throws -> Int {
-        let certificateChanges = update.attributes.filter { $0.key.belongs(to: .certificate) }
-        let keyChanges = update.attributes.filter { $0.key.belongs(to: .key) && $0.key != .applicationLabel && $0.key != .keyClass }
-        return try store.transaction { transaction in
-            let identities = try allIdentities(query, groups: groups, in: transaction)
-            guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
-            for identity in identities {
-                if !certificateChanges.isEmpty {
-                    _ = try transaction.update(
-                        ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef),
-                        with: ItemChanges(attributes: certificateChanges.mapValues { Optional($0) }, modificationDate: now))
-                }
-                if !keyChanges.isEmpty, let key = identity.key {
-                    _ = try transaction.update(
-                        ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: key.persistentRef),
-                        with: ItemChanges(attributes: keyChanges.mapValues { Optional($0) }, modificationDate: now))
-                }
-            }
-            return identities.count
-        }
     }
 }
 

@@ -28,19 +28,23 @@ final class FindCache: Sendable {
         let limit: Int?
         let after: ItemCursor?
         let contents: ItemContents
+        /// The page's byte bound (`ItemOperations.find`'s `maxBytes`).
+        let maxBytes: Int?
         /// The key's hash, worked out once (`hash(into:)` combines only this).
         let precomputedHash: Int
 
-        init(filter: ItemFilter, limit: Int?, after: ItemCursor?, contents: ItemContents) {
+        init(filter: ItemFilter, limit: Int?, after: ItemCursor?, contents: ItemContents, maxBytes: Int? = nil) {
             self.filter = filter
             self.limit = limit
             self.after = after
             self.contents = contents
+            self.maxBytes = maxBytes
             var hasher = Hasher()
             hasher.combine(filter)
             hasher.combine(limit)
             hasher.combine(after)
             hasher.combine(contents)
+            hasher.combine(maxBytes)
             precomputedHash = hasher.finalize()
         }
 
@@ -48,7 +52,7 @@ final class FindCache: Sendable {
 
         static func == (lhs: Key, rhs: Key) -> Bool {
             lhs.precomputedHash == rhs.precomputedHash && lhs.limit == rhs.limit && lhs.after == rhs.after
-                && lhs.contents == rhs.contents && lhs.filter == rhs.filter
+                && lhs.contents == rhs.contents && lhs.maxBytes == rhs.maxBytes && lhs.filter == rhs.filter
         }
     }
 
@@ -66,6 +70,10 @@ final class FindCache: Sendable {
             self.sealedSecret = sealedSecret
             self.accessGroup = accessGroup ?? item.accessGroup
         }
+
+        /// About how much memory the row holds, and what it counts for against a page's byte
+        /// bound (`ItemPage.bytes`, of the sealed secret).
+        var size: Int { ItemPage.bytes(secretBytes: sealedSecret?.count ?? 0, attributes: item.attributes) }
     }
 
     private struct Entries {
@@ -90,16 +98,7 @@ final class FindCache: Sendable {
 
     /// About how much memory `rows` hold: secrets, attribute values and a fixed part per row.
     static func size(of rows: [Row]) -> Int {
-        rows.reduce(0) { total, row in
-            total + 256 + (row.sealedSecret?.count ?? 0)
-                + row.item.attributes.values.reduce(0) { sum, value in
-                    switch value {
-                    case .string(let text): sum + text.utf8.count
-                    case .data(let bytes): sum + bytes.count
-                    case .integer, .bool, .date: sum + 8
-                    }
-                }
-        }
+        rows.reduce(0) { total, row in total + row.size }
     }
 
     /// The cached rows for `key`, or `read()`'s, kept when `generation` did not move meanwhile.

@@ -2,10 +2,13 @@ import KeychainConcurrency
 import KeychainCore
 import Synchronization
 
-/// Every stored item's row (`seq`), kept in memory under a hash of its class and lookup attributes
-/// (`Schema.leadingLookup`: a generic password's service and account, …). A find that names all
-/// of them reads its few candidate rows by `seq`, one B-tree walk (the table's) instead of two,
-/// and a find with no candidate reads nothing (docs/decisions.md, "Lookup map in memory").
+/// Every stored item's row (`seq`), kept in memory under a hash of its class, access group and
+/// lookup attributes (`Schema.leadingLookup`: a generic password's service and account, …). A
+/// find that names all of them reads its few candidate rows by `seq`, one B-tree walk (the
+/// table's) instead of two, and a find with no candidate reads nothing (docs/decisions.md,
+/// "Lookup map in memory"). The group is part of the key so that a find reads only rows of the
+/// groups it may see: another tenant's rows under the same service and account cost it nothing
+/// (docs/decisions.md, "The lookup map is keyed by access group").
 ///
 /// A superset of the truth, never less: a row is added inside the transaction that writes it (so
 /// before any reader can see it) and removed only once the transaction that deletes or re-keys it
@@ -19,17 +22,33 @@ import Synchronization
 /// once in 2^32 pairs (at 1M keys ~116 pairs do, each costing its finds one extra read). Behind
 /// a plain mutex held for one probe: it is taken only by finds that the find cache did not answer.
 final class ItemLookupMap: Sendable {
-    /// A hash of an item's class and the SQL values of its lookup attributes.
+    /// The attributes a key is made of, in this order: the access group, then the class's lookup
+    /// attributes (made once per class: a key is made on every find the find cache misses).
+    static func keyAttributes(of itemClass: ItemClass) -> [Attribute] {
+        switch itemClass {
+        case .genericPassword: keyAttributesOfGenericPasswords
+        case .internetPassword: keyAttributesOfInternetPasswords
+        case .certificate, .identity: keyAttributesOfCertificates
+        case .key: keyAttributesOfKeys
+        }
+    }
+
+    private static let keyAttributesOfGenericPasswords = [.accessGroup] + Schema.leadingLookup(of: .genericPassword)
+    private static let keyAttributesOfInternetPasswords = [.accessGroup] + Schema.leadingLookup(of: .internetPassword)
+    private static let keyAttributesOfCertificates = [.accessGroup] + Schema.leadingLookup(of: .certificate)
+    private static let keyAttributesOfKeys = [.accessGroup] + Schema.leadingLookup(of: .key)
+
+    /// A hash of an item's class and the SQL values of its access group and lookup attributes.
     struct Key: Hashable {
         let hash: UInt64
 
-        /// The key of an item of `itemClass` whose lookup attributes hold `values`, in
-        /// `Schema.leadingLookup(of:)` order; `.null` (absent) counts as the attribute's default,
-        /// as the lookup index and the finds' `ifnull(…)` comparisons read it.
+        /// The key of an item of `itemClass` whose key attributes hold `values`, in
+        /// `keyAttributes(of:)` order; `.null` (absent) counts as the attribute's default, as the
+        /// lookup index and the finds' `ifnull(…)` comparisons read it.
         init(_ itemClass: ItemClass, _ values: [SQLiteValue]) {
             var hasher = Hasher()
             hasher.combine(itemClass.code)
-            for (attribute, value) in zip(Schema.leadingLookup(of: itemClass), values) {
+            for (attribute, value) in zip(ItemLookupMap.keyAttributes(of: itemClass), values) {
                 // SQL's `=` on these values: same storage class, same bytes (strings as UTF-8,
                 // not Swift's canonical equivalence).
                 switch value == .null ? Schema.defaultValue(attribute) : value {
@@ -122,23 +141,35 @@ final class ItemLookupMap: Sendable {
         }
     }
 
-    /// The rows listed under `key`, in ascending order; nil when the map is not complete (being
-    /// built) or was given up, and the find must use the lookup index.
-    func candidates(for key: Key) -> [Int64]? {
+    /// The rows listed under any of `keys` (a find's, one per access group it may see), in
+    /// ascending order, each once; nil when the map is not complete (being built) or was given
+    /// up, and the find must use the lookup index.
+    func candidates(for keys: [Key]) -> [Int64]? {
         guard isComplete else { return nil }
-        return table.withLock { table -> [Int64]? in
+        let found = table.withLock { table -> [Int64]? in
             guard table.usable else { return nil }
             let mask = table.slots.count - 1
-            let tag = key.hash & ~Self.seqMask
             var found: [Int64] = []
-            var index = Self.start(of: tag, capacity: table.slots.count)
-            while table.slots[index] != Self.empty {
-                let slot = table.slots[index]
-                if slot != Self.tombstone, slot & ~Self.seqMask == tag { found.append(Int64(slot & Self.seqMask)) }
-                index = (index + 1) & mask
+            for key in keys {
+                let tag = key.hash & ~Self.seqMask
+                var index = Self.start(of: tag, capacity: table.slots.count)
+                while table.slots[index] != Self.empty {
+                    let slot = table.slots[index]
+                    if slot != Self.tombstone, slot & ~Self.seqMask == tag { found.append(Int64(slot & Self.seqMask)) }
+                    index = (index + 1) & mask
+                }
             }
-            return found.count > 1 ? found.sorted() : found
+            return found
         }
+        guard var found, found.count > 1 else { return found }
+        // A row being re-keyed is listed under its old and new key until its transaction ends.
+        found.sort()
+        var last: Int64 = 0
+        found.removeAll { seq in
+            defer { last = seq }
+            return seq == last
+        }
+        return found
     }
 
     // MARK: Slots

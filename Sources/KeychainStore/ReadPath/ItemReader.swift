@@ -4,15 +4,30 @@ import KeychainCore
 /// the writer, past the cache): its rows, through the lookup map when the filter names every
 /// lookup attribute, else through the lookup index; then its page, the secrets opened.
 enum ItemReader {
-    /// The rows a find selects, secrets still sealed, one more than its limit (to know whether a
-    /// next page exists).
+    /// The rows a find selects, secrets still sealed, one more than its page (to know whether a
+    /// next page exists): one more than its limit, or with a byte bound, up to the first row past it.
     static func rows(for key: FindCache.Key, lookups: ItemLookupMap, on db: SQLiteConnection) throws -> [FindCache.Row] {
-        if let lookupKey = ItemTable.lookupKey(of: key.filter), let candidates = lookups.candidates(for: lookupKey) {
+        if let lookupKeys = ItemTable.lookupKeys(of: key.filter), let candidates = lookups.candidates(for: lookupKeys) {
             return try rows(for: key, at: candidates, on: db)
         }
         let shape = FindShape(key)
         let reader = RowReader(key)
-        return try db.query(shape, shape.values(of: key), row: reader.row)
+        guard let maxBytes = key.maxBytes else { return try db.query(shape, shape.values(of: key), row: reader.row) }
+        var bound = PageBound(maxBytes: maxBytes)
+        return try db.query(shape, shape.values(of: key), row: reader.row, until: { bound.isPast(after: $0) })
+    }
+
+    /// Tells when the rows read so far hold a page of at most `maxBytes` and one row more.
+    private struct PageBound {
+        let maxBytes: Int
+        var rows = 0
+        var bytes = 0
+
+        mutating func isPast(after row: FindCache.Row) -> Bool {
+            rows += 1
+            bytes += row.size
+            return rows >= 2 && bytes > maxBytes
+        }
     }
 
     /// The same rows read by `seq` from the lookup map's `candidates` (ascending): those after the
@@ -24,20 +39,26 @@ enum ItemReader {
         let reader = RowReader(key)
         let wanted = key.limit.map { max(0, $0) + 1 } ?? .max
         let after = key.after?.afterSequence ?? 0
+        var bound = key.maxBytes.map { PageBound(maxBytes: $0) }
         var rows: [FindCache.Row] = []
         for seq in candidates where seq > after {
             guard rows.count < wanted else { break }
-            rows += try db.query(shape, shape.values(of: key, at: seq), row: reader.row)
+            let read = try db.query(shape, shape.values(of: key, at: seq), row: reader.row)
+            rows += read
+            if let row = read.first, bound?.isPast(after: row) == true { break }
         }
         return rows
     }
 
-    /// The answer of a find from its rows: at most `limit` items, each with its secret opened.
-    static func page(of rows: [FindCache.Row], limit: Int?, keyring: Keyring) throws -> ItemPage {
+    /// The answer of a find from its rows: at most `limit` items and `maxBytes` bytes (the first
+    /// item always), each with its secret opened.
+    static func page(of rows: [FindCache.Row], limit: Int?, maxBytes: Int?, keyring: Keyring) throws -> ItemPage {
         var page = rows
         var next: ItemCursor?
-        if let limit, rows.count > max(0, limit) {
-            page = Array(rows.prefix(max(0, limit)))
+        let count = maxBytes == nil ? min(rows.count, limit.map { max(0, $0) } ?? .max)
+            : ItemPage.count(of: rows.lazy.map(\.size), limit: limit, maxBytes: maxBytes)
+        if count < rows.count {
+            page = Array(rows.prefix(count))
             next = page.last.map { ItemCursor(afterSequence: $0.seq) }
         }
         let items = try page.map { row -> Item in

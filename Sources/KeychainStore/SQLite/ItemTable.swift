@@ -63,13 +63,26 @@ enum ItemTable {
         return db.lastInsertedRow
     }
 
-    /// Deletes the rows matching `filter`; returns their lookup keys and `seq`s.
-    static func delete(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [ItemLookupMap.Entry] {
+    /// A row a delete removed.
+    struct DeletedRow {
+        /// Its lookup key and `seq`.
+        let entry: ItemLookupMap.Entry
+        let accessGroup: String
+        /// The bytes of its sealed secret (0: none).
+        let sealedBytes: Int
+    }
+
+    /// Deletes the rows matching `filter`.
+    static func delete(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [DeletedRow] {
         let (whereClause, values) = whereClause(filter)
-        let lead = Schema.leadingLookup(of: filter.itemClass)
-        let returning = (["seq"] + lead.map(Schema.column)).joined(separator: ", ")
+        let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
+        let returning = (["seq", "ifnull(\"accessGroup\", '')", "ifnull(length(secret), 0)"] + lead.map(Schema.column))
+            .joined(separator: ", ")
         return try db.query("DELETE FROM items WHERE \(whereClause) RETURNING \(returning)", values) { row in
-            ItemLookupMap.Entry(key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 1) }), seq: row.int64(0))
+            DeletedRow(
+                entry: ItemLookupMap.Entry(
+                    key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 3) }), seq: row.int64(0)),
+                accessGroup: row.text(1), sealedBytes: Int(row.int64(2)))
         }
     }
 
@@ -81,13 +94,13 @@ enum ItemTable {
         let accessGroup: String
         let modificationDate: Int64?
         let sealedSecret: [UInt8]?
-        /// Its lookup attributes' values, in `Schema.leadingLookup` order.
+        /// Its lookup-map key attributes' values, in `ItemLookupMap.keyAttributes` order.
         let lookupValues: [SQLiteValue]
     }
 
     static func rowsToUpdate(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [RowToUpdate] {
         let (whereClause, values) = whereClause(filter)
-        let lead = Schema.leadingLookup(of: filter.itemClass)
+        let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
         return try db.query(
             "SELECT seq, persistent_ref, ifnull(\"accessGroup\", ''), \"modificationDate\", secret, "
                 + lead.map(Schema.column).joined(separator: ", ") + " FROM items WHERE \(whereClause)",
@@ -145,9 +158,11 @@ enum ItemTable {
         try db.scalarInt("SELECT ifnull(max(seq), 0) FROM items") ?? 0
     }
 
-    /// The lookup attributes of every class, as the columns `lookupScanSQL` selects after `seq, class`.
+    /// The lookup-map key attributes of every class, as the columns `lookupScanSQL` selects after `seq, class`.
     private static let lookupColumns: [Attribute] = ItemClass.storedClasses.reduce(into: []) { columns, itemClass in
-        for attribute in Schema.leadingLookup(of: itemClass) where !columns.contains(attribute) { columns.append(attribute) }
+        for attribute in ItemLookupMap.keyAttributes(of: itemClass) where !columns.contains(attribute) {
+            columns.append(attribute)
+        }
     }
 
     private static let lookupScanSQL =
@@ -160,7 +175,7 @@ enum ItemTable {
     {
         try db.query(lookupScanSQL, [.integer(seq), .integer(Int64(limit))]) { row -> (seq: Int64, key: ItemLookupMap.Key?) in
             guard let itemClass = classesByCode[row.text(1)] else { return (row.int64(0), nil) }
-            let values = Schema.leadingLookup(of: itemClass).map { attribute in
+            let values = ItemLookupMap.keyAttributes(of: itemClass).map { attribute in
                 row.value(2 + Int32(lookupColumns.firstIndex(of: attribute)!))
             }
             return (row.int64(0), ItemLookupMap.Key(itemClass, values))
@@ -226,20 +241,27 @@ enum ItemTable {
 
     /// The lookup-map key of an item.
     static func lookupKey(of item: Item) -> ItemLookupMap.Key {
-        let values = Schema.leadingLookup(of: item.itemClass).map { item.attributes[$0].map(sqlValue) ?? .null }
+        let values = ItemLookupMap.keyAttributes(of: item.itemClass).map { item.attributes[$0].map(sqlValue) ?? .null }
         return ItemLookupMap.Key(item.itemClass, values)
     }
 
-    /// The lookup-map key of the items a filter can match, when it names all of its class's lookup
-    /// attributes and compares them exactly (not case-insensitively); else nil.
-    static func lookupKey(of filter: ItemFilter) -> ItemLookupMap.Key? {
-        var values: [SQLiteValue] = []
+    /// The lookup-map keys of the items a filter can match, one per access group it sees, when it
+    /// names all of its class's lookup attributes and compares them exactly (not
+    /// case-insensitively); else nil.
+    static func lookupKeys(of filter: ItemFilter) -> [ItemLookupMap.Key]? {
+        var values: [SQLiteValue] = [.null]
         for attribute in Schema.leadingLookup(of: filter.itemClass) {
             guard let wanted = filter.equal[attribute] else { return nil }
             if filter.caseInsensitive, case .string = wanted { return nil }
             values.append(sqlValue(wanted))
         }
-        return ItemLookupMap.Key(filter.itemClass, values)
+        var keys: [ItemLookupMap.Key] = []
+        keys.reserveCapacity(filter.accessGroups.count)
+        for group in filter.accessGroups {
+            values[0] = .text(group)
+            keys.append(ItemLookupMap.Key(filter.itemClass, values))
+        }
+        return keys
     }
 
     /// The WHERE clause of a filter and the values to bind to it.

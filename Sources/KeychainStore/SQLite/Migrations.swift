@@ -4,6 +4,7 @@ enum Migrations {
     static let all: [(version: Int64, script: String)] = [
         (1, Schema.version1()),
         (2, Schema.lookupIndexes()),
+        (3, GroupUsageTable.version3()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

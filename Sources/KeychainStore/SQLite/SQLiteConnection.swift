@@ -141,6 +141,22 @@ final class SQLiteConnection: @unchecked Sendable {
         try rows(of: statement(for: shape), values, row: row)
     }
 
+    /// Runs the find statement of `shape` and maps rows until `isLast` says the row just mapped is
+    /// the last one wanted.
+    func query<T>(
+        _ shape: FindShape, _ values: [SQLiteValue], row: (SQLiteStatement) throws -> T, until isLast: (T) -> Bool
+    ) throws -> [T] {
+        let statement = try statement(for: shape)
+        try statement.bind(values)
+        defer { statement.reset() }
+        var rows: [T] = []
+        while try statement.step() {
+            rows.append(try row(statement))
+            if isLast(rows[rows.count - 1]) { break }
+        }
+        return rows
+    }
+
     private func rows<T>(of statement: SQLiteStatement, _ values: [SQLiteValue], row: (SQLiteStatement) throws -> T)
         throws -> [T]
     {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Answer size benchmark (issue 29, item 8): 40 secrets of 0.76 MB read back with `limit=all`
+# from a release keychaind on loopback: how many pages, the largest answer body, the bytes in
+# all, and the server's peak resident memory (VmHWM) before and after the reads.
+#
+# usage: bench/answer-bound.sh [secrets, default 40] [bytes each, default 760000]
+# needs: curl, python3; builds keychaind in release, unless KEYCHAIND names a binary to measure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
+count="${1:-40}"
+size="${2:-760000}"
+bench_workspace
+
+binary="${KEYCHAIND:-}"
+if [ -z "$binary" ]; then
+    swift build -c release --product keychaind >/dev/null
+    binary=.build/release/keychaind
+fi
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+KEYCHAIND_LOG_LEVEL=warning "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/data" >"$work/server.log" 2>&1 &
+server=$!
+pids+=("$server")
+until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
+    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+    sleep 0.01
+done
+
+python3 - "$port" "$(cat "$work/data/admin.token")" "$count" "$size" "$server" <<'PY'
+import http.client, json, sys, time
+port, admin, count, size, pid = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+conn = http.client.HTTPConnection("127.0.0.1", port)
+
+def call(method, path, token, body=None):
+    conn.request(method, path, body=None if body is None else json.dumps(body),
+                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    answer = conn.getresponse()
+    data = answer.read()
+    if answer.status >= 300:
+        raise SystemExit(f"{method} {path}: {answer.status} {data[:200]!r}")
+    return data
+
+def peak_mb():
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+
+token = json.loads(call("POST", "/v1/admin/clients", admin, {"name": "bulk", "accessGroups": ["bulk"]}))["token"]
+for index in range(count):
+    call("POST", "/v1/items/genericPassword", token, {"service": "bulk", "account": f"a{index}", "value": chr(65 + index % 26) * size})
+before = peak_mb()
+pages, largest, total, cursor = 0, 0, 0, None
+while True:
+    path = "/v1/items/genericPassword?service=bulk&limit=all&return=attributes,data" + (f"&cursor={cursor}" if cursor else "")
+    body = call("GET", path, token)
+    pages += 1
+    largest = max(largest, len(body))
+    total += len(body)
+    cursor = json.loads(body).get("next")
+    if not cursor:
+        break
+after = peak_mb()
+print(f"## Answer size ({time.strftime('%Y-%m-%dT%H:%MZ', time.gmtime())}, {count} secrets of {size} bytes, limit=all)")
+print()
+print("| pages | largest answer | all answers | peak RSS before reads | peak RSS after |")
+print("| --- | --- | --- | --- | --- |")
+print(f"| {pages} | {largest / 1e6:.2f} MB | {total / 1e6:.2f} MB | {before:.0f} MB | {after:.0f} MB |")
+PY
