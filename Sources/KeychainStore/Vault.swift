@@ -44,6 +44,8 @@ public final class Vault: VaultAdministration, Sendable {
     }
 
     public var items: any ItemStore { itemStore }
+    /// The item writes' group commit since start (metrics).
+    public var commitStatistics: CommitStatistics { itemStore.commitStatistics }
     public var clients: any ClientStore { clientStore }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
 
