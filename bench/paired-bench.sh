@@ -40,6 +40,10 @@ add) route=/v1/items/genericPassword script=bench/wrk/add.lua ;;
 *) echo "paired-bench: -p is token, read or add" >&2; exit 2 ;;
 esac
 
+# wrk needs a connection per thread.
+wrk_threads=2
+[ "$connections" -lt 2 ] && wrk_threads=1
+
 bench_workspace
 
 baseline_port=8299
@@ -89,11 +93,11 @@ for round in $(seq 1 "$rounds"); do
         index=$(( (offset + round) % ${#names[@]} ))
         name=${names[$index]}
         if [ "$index" = 0 ]; then
-            out=$(wrk -t2 -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
+            out=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
         else
             before=$(cpu_ticks "${server_pids[$index]}")
             out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/admin.token")" KEYCHAIND_BENCH_RUN="$round" \
-                wrk -t2 -c"$connections" -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:${ports[$index]}$route")
+                wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:${ports[$index]}$route")
             failed=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
             [ -z "$failed" ] || { echo "paired-bench: $name answered $failed non-2xx" >&2; exit 1; }
             after=$(cpu_ticks "${server_pids[$index]}")
