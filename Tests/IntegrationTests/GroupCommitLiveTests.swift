@@ -2,10 +2,12 @@ import Foundation
 import Testing
 
 /// Group commit seen from outside: concurrent writes over HTTP each get their own answer, and
-/// they take fewer commits than writes (`keychaind_storage_commits_total`).
+/// they take fewer commits than writes (`keychaind_storage_commits_total`). The server has two
+/// workers: more than two writes per commit means writes waited for their commit off the workers
+/// (offloaded), as many as the connections sending them.
 @Suite struct GroupCommitLiveTests {
     @Test func concurrentWritesEachGetTheirAnswerInFewerCommits() throws {
-        let server = try KeychaindProcess()
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_THREADS": "2"])
         defer { server.stop() }
         let admin = try server.adminToken()
         let token = try server.newClientToken("batch", groups: ["batch"])
@@ -49,6 +51,6 @@ import Testing
         }
         let metrics = try http.send("GET", "/v1/metrics", token: admin)
         let commits = try #require(metrics.sample("keychaind_storage_commits_total")) - commitsBefore
-        #expect(commits >= 1 && commits < Double(writes), "\(Int(commits)) commits for \(writes) writes")
+        #expect(commits >= 1 && Double(writes) / commits > 2, "\(Int(commits)) commits for \(writes) writes")
     }
 }
