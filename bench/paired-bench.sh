@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Paired benchmark: several keychaind servers (different builds, or one build with different
 # settings) and the bare libmicrohttpd server, all running side by side, measured in rounds whose
-# order rotates, on the token fetch (or the item read). Prints each round, then per server the mean
+# order rotates, on the token fetch (or the item read, or the durable add). Prints each round, then per server the mean
 # and median req/s, the median ratio to the bare server measured in the same round, and the
 # server's CPU per request (user + system time from /proc, over the measurements).
 #
@@ -15,7 +15,8 @@
 #   may hold commas, a comma starts a new variable only when NAME= follows it), e.g.
 #   bench/paired-bench.sh before=/tmp/keychaind-before after=.build/release/keychaind \
 #       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
-# options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read (token)
+# options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read|add (token)
+#   (add: a new item per request; p50/p99 are printed too, as writes are judged by their latency)
 # needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -31,12 +32,17 @@ while getopts c:d:r:p: option; do
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read] NAME=BINARY[:ENV] ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read|add] NAME=BINARY[:ENV] ..." >&2; exit 2; }
 case $path in
-token) route=/v1/tokens/bench/authorization ;;
-read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" ;;
-*) echo "paired-bench: -p is token or read" >&2; exit 2 ;;
+token) route=/v1/tokens/bench/authorization script=bench/wrk/auth.lua ;;
+read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" script=bench/wrk/auth.lua ;;
+add) route=/v1/items/genericPassword script=bench/wrk/add.lua ;;
+*) echo "paired-bench: -p is token, read or add" >&2; exit 2 ;;
 esac
+
+# wrk needs a connection per thread.
+wrk_threads=2
+[ "$connections" -lt 2 ] && wrk_threads=1
 
 bench_workspace
 
@@ -77,7 +83,7 @@ for index in "${!names[@]}"; do
 done
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-declare -A rps=() ratios=() cpu=()
+declare -A rps=() ratios=() cpu=() p50=() p99=()
 echo "## Paired ($(date -u +%Y-%m-%dT%H:%MZ), $path at $connections connections, ${seconds}s per measurement, $rounds rounds)"
 echo
 for round in $(seq 1 "$rounds"); do
@@ -87,13 +93,17 @@ for round in $(seq 1 "$rounds"); do
         index=$(( (offset + round) % ${#names[@]} ))
         name=${names[$index]}
         if [ "$index" = 0 ]; then
-            out=$(wrk -t2 -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
+            out=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
         else
             before=$(cpu_ticks "${server_pids[$index]}")
-            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/admin.token")" wrk -t2 -c"$connections" -d"${seconds}s" \
-                -s bench/wrk/auth.lua "http://127.0.0.1:${ports[$index]}$route")
+            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/admin.token")" KEYCHAIND_BENCH_RUN="$round" \
+                wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:${ports[$index]}$route")
+            failed=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
+            [ -z "$failed" ] || { echo "paired-bench: $name answered $failed non-2xx" >&2; exit 1; }
             after=$(cpu_ticks "${server_pids[$index]}")
             requests=$(awk '/requests in/ { print $1 }' <<<"$out")
+            p50[$name]+=" $(to_ms "$(awk '$1=="50%" { print $2 }' <<<"$out")")"
+            p99[$name]+=" $(to_ms "$(awk '$1=="99%" { print $2 }' <<<"$out")")"
             cpu[$name]+=" $(awk -v t=$((after - before)) -v n="$requests" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
         fi
         r=$(awk '/Requests\/sec/ { print $2 }' <<<"$out")
@@ -108,14 +118,14 @@ for round in $(seq 1 "$rounds"); do
     echo "$line"
 done
 echo
-echo "| server | req/s, mean | req/s, median | vs the bare server, median | CPU per request, mean µs |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| server | req/s, mean | req/s, median | vs the bare server, median | CPU per request, mean µs | p50 ms, median | p99 ms, median |"
+echo "| --- | --- | --- | --- | --- | --- | --- |"
 for name in "${names[@]}"; do
     mean=$(tr ' ' '\n' <<<"${rps[$name]}" | awk 'NF { s += $1; n++ } END { printf "%.0f", s / n }')
     if [ "$name" = baseline ]; then
-        echo "| bare libmicrohttpd | $mean | $(median <<<"${rps[$name]}") | 1.00 | |"
+        echo "| bare libmicrohttpd | $mean | $(median <<<"${rps[$name]}") | 1.00 | | | |"
     else
         cpu_mean=$(tr ' ' '\n' <<<"${cpu[$name]}" | awk 'NF { s += $1; n++ } END { printf "%.2f", s / n }')
-        echo "| $name | $mean | $(median <<<"${rps[$name]}") | $(printf '%.2f' "$(median <<<"${ratios[$name]}")") | $cpu_mean |"
+        echo "| $name | $mean | $(median <<<"${rps[$name]}") | $(printf '%.2f' "$(median <<<"${ratios[$name]}")") | $cpu_mean | $(median <<<"${p50[$name]}") | $(median <<<"${p99[$name]}") |"
     fi
 done

@@ -13,8 +13,10 @@ public final class SQLiteItemStore: ItemStore {
     private let recentFinds = PerThread { FindCache() }
     /// Each row under its lookup attributes, so that a point read walks one B-tree, not two.
     let lookups = ItemLookupMap()
-    /// What each access group may hold, checked by every write transaction before it commits.
+    /// What each access group may hold, checked by every write before it commits.
     let quota: GroupQuota
+    /// The writes waiting for the writer, committed in batches.
+    let commits = GroupCommit<BatchedWrite>()
 
     /// Builds the lookup map before returning when the vault has at most `inlineLookupBuild` rows,
     /// else on a background thread (finds use the lookup index until it is done).
@@ -40,37 +42,30 @@ public final class SQLiteItemStore: ItemStore {
         } }
     }
 
-    /// One SQLite write transaction (`BEGIN IMMEDIATE`) on the writer, under the keys. The find
-    /// caches drop what they hold when it ends, committed or not (`ConnectionPool.write` counts
-    /// it); the lookup map unlists the rows it deleted or re-keyed once it has committed, before
-    /// the next write can reuse their `seq`.
+    /// Runs `body` as one write on the writer, committed in a batch with the writes that arrive
+    /// with it (`GroupCommit`; the batch is `commitBatch`): it returns, or throws its own error,
+    /// once that batch's commit is over (and so on disk). The body's own errors go back as they
+    /// are; the store's become `KeychainError`.
     public func transaction<Result>(_ body: (any ItemOperations) throws -> Result) throws -> Result {
-        // The body's own errors go back as they are; the store's become `KeychainError`.
-        var thrownByBody: (any Error)?
-        do {
-            return try StoreErrors.map { try keyring.withKeys {
-                try pool.write { db in
-                    let transaction = SQLiteItemTransaction(db: db, keyring: keyring, lookups: lookups)
-                    let result = try keyring.transaction(on: db) {
-                        let result: Result
-                        do {
-                            result = try body(transaction)
-                        } catch {
-                            thrownByBody = error
-                            throw error
-                        }
-                        if let failure = transaction.failure { throw failure }
-                        try transaction.settleUsage(quota: quota)
-                        return result
-                    }
-                    lookups.remove(transaction.unlisted)
-                    return result
+        try withoutActuallyEscaping(body) { body in
+            var result: Result?
+            var thrownByBody: (any Error)?
+            let failure = commits.submit({ transaction in
+                do {
+                    result = try body(transaction)
+                } catch {
+                    thrownByBody = error
+                    throw error
                 }
-            } }
-        } catch {
-            throw thrownByBody ?? error
+            }, commit: commitBatch)
+            if let failure { throw thrownByBody ?? StoreErrors.keychainError(for: failure) }
+            guard let result else { preconditionFailure("a committed write has its result") }
+            return result
         }
     }
+
+    /// What the group commit has done since start (batches and their sizes), for metrics.
+    public var commitStatistics: CommitStatistics { commits.statistics }
 
     /// Works while locked too (it reads no secret): metrics keep counting items.
     public func countByClass() throws -> [ItemClass: Int] {

@@ -1,29 +1,31 @@
 import KeychainCore
 
-/// The operations of one `SQLiteItemStore.transaction`, on the writer connection inside its open
-/// write transaction: secrets sealed with the keyring (AES-256-GCM, bound to the item's class,
+/// The operations of one `SQLiteItemStore.transaction`, on the writer connection inside the open
+/// write transaction of its batch (in a savepoint when the batch has several): secrets sealed with the keyring (AES-256-GCM, bound to the item's class,
 /// persistent reference and access group), the lookup map kept a superset of the rows.
 ///
 /// A row is listed in the lookup map when it is written (before any reader can see it) and
 /// unlisted only once the transaction has committed (`unlisted`), unless a later write in it
 /// listed it again under the same key and `seq` (SQLite numbers a row after the largest left, so
-/// a row added after the newest was deleted takes its `seq`). A rolled-back transaction unlists
-/// nothing: what it listed stays, costing a find one read by `seq`.
+/// a row added after the newest was deleted takes its `seq`). A rolled-back transaction (or
+/// savepoint) unlists nothing: what it listed stays, costing a find one read by `seq`.
 final class SQLiteItemTransaction: ItemOperations {
     private let db: SQLiteConnection
     private let keyring: Keyring
     private let lookups: ItemLookupMap
-    /// Rows deleted or re-keyed: removed from under these keys once the transaction commits.
+    /// Rows deleted or re-keyed: removed from under these keys once the batch commits.
     private(set) var unlisted: Set<ItemLookupMap.Entry> = []
     /// The first error an operation threw: the transaction then commits nothing.
     private(set) var failure: KeychainError?
     /// What the transaction changes in each access group's usage, settled before it commits.
     private(set) var usage = GroupUsageChanges()
 
-    init(db: SQLiteConnection, keyring: Keyring, lookups: ItemLookupMap) {
+    /// `unlisted`: what the writes committed before this one in its batch unlisted.
+    init(db: SQLiteConnection, keyring: Keyring, lookups: ItemLookupMap, unlisted: Set<ItemLookupMap.Entry> = []) {
         self.db = db
         self.keyring = keyring
         self.lookups = lookups
+        self.unlisted = unlisted
     }
 
     /// Writes the transaction's usage changes and checks them against `quota`, as its last

@@ -11,8 +11,9 @@ import Synchronization
 ///
 /// Per request, the first access-handler call only attaches a `PendingRequest` (queuing a
 /// response there would make libmicrohttpd close the keep-alive connection); upload pieces are
-/// appended to it; the answer is queued on the call where no upload data is left. The
-/// completion callback releases the state, also for aborted requests. Each connection is
+/// appended to it; the answer is queued on the call where no upload data is left. A request that
+/// `offloads` picks is answered on an `Offload` thread instead, its connection suspended
+/// meanwhile, and its answer queued on the call that follows the resume. The completion callback releases the state, also for aborted requests. Each connection is
 /// watched by `HeaderDeadline` from its start to its close.
 public final class MicroHTTPDServer: Sendable {
     private let responder: any HTTPResponder
@@ -22,11 +23,19 @@ public final class MicroHTTPDServer: Sendable {
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
     let headerDeadline: HeaderDeadline
+    /// Whether a request would keep its worker waiting (keychaind: a write while a storage
+    /// commit is in flight), so that it is better answered on an `offload` thread.
+    let offloads: @Sendable (HTTPRequest) -> Bool
+    let offload = Offload(maxThreads: 64)
 
-    public init(responder: any HTTPResponder, settings: ServerSettings, logger: Logger) {
+    public init(
+        responder: any HTTPResponder, settings: ServerSettings, logger: Logger,
+        offloads: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }
+    ) {
         self.responder = responder
         self.settings = settings
         self.logger = logger
+        self.offloads = offloads
         headerDeadline = HeaderDeadline(seconds: settings.headerTimeoutSeconds, logger: logger)
     }
 
@@ -61,6 +70,9 @@ public final class MicroHTTPDServer: Sendable {
         }
         let abandoned = inFlight.load(ordering: .acquiring)
         if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
+        // libmicrohttpd may not stop with a connection suspended: the offloaded answers (each a
+        // write waiting for its commit) resume theirs first.
+        while offload.unfinished > 0 { usleep(1_000) }
         handle.stop()
         headerDeadline.stop()
     }
@@ -107,6 +119,7 @@ final class DaemonHandle: @unchecked Sendable {
         try address.checkAvailable()
         let context = Unmanaged.passRetained(server)
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue
         if address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         if settings.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let keyPEM = settings.tls.map { strdup($0.keyPEM) } ?? nil
@@ -163,7 +176,10 @@ final class PendingRequest {
     var headers: [(name: String, value: String)] = []
     var body: [UInt8] = []
     var tooLarge = false
+    /// The answer an `Offload` thread made, set before it resumes the connection.
+    var answer: HTTPResponse?
 }
+
 
 private let accessHandler: MHD_AccessHandlerCallback = {
     context, connection, url, method, _, uploadData, uploadDataSize, requestState in
@@ -194,6 +210,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return .YES
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(statePointer).takeUnretainedValue()
+    if let answer = pending.answer {
+        // Resumed after an offloaded answer (written before the resume, which orders it).
+        pending.answer = nil
+        return queue(answer, on: connection)
+    }
 
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
@@ -228,6 +249,15 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         body: pending.body,
         remoteAddress: clientAddress(connection))
     pending.body = []
+    if server.offloads(request) {
+        MHD_suspend_connection(connection)
+        let suspended = Suspended(connection: connection, pending: pending)
+        server.offload.run {
+            suspended.pending.answer = server.answer(request)
+            MHD_resume_connection(suspended.connection)
+        }
+        return .YES
+    }
     return queue(server.answer(request), on: connection)
 }
 

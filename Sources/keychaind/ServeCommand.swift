@@ -83,8 +83,12 @@ struct ServeCommand: ParsableCommand {
             let application = Wiring.application(
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
                 observe: observe, configuration: configuration)
+            // A write that would queue behind a commit in flight waits on a thread of its own,
+            // so that the worker serves other connections meanwhile (and more writes share the
+            // next commit); a lone write is answered on its worker, with no hop.
             server = MicroHTTPDServer(
-                responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
+                responder: application, settings: try Wiring.serverSettings(configuration), logger: logger,
+                offloads: { request in request.method != .get && request.method != .head && vault.commitInFlight })
             try server.start()
         } catch {
             throw Failure(error)

@@ -59,7 +59,7 @@ struct Observe {
         return MetricsSources(
             itemCounts: { try items.countByClass() }, isLocked: isLocked, keyring: keyringState,
             lastBackup: lastBackup, auditWriteFailures: auditWriteFailures,
-            reencryption: { vault.status.reencryption })
+            reencryption: { vault.status.reencryption }, commits: { vault.commitStatistics })
     }
 
     /// The TLS private key may not be readable by others (group may read it: Debian's

@@ -16,13 +16,16 @@ public struct MetricsSources: Sendable {
     public var auditWriteFailures: (@Sendable () -> UInt64)?
     /// The background re-encryption after a rotate, nil when none has run since start.
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
+    /// The storage's group commit: commits, the writes they carried, batch sizes.
+    public var commits: (@Sendable () -> CommitStatistics)?
     public var clock: @Sendable () -> Date
 
     public init(
         itemCounts: @escaping @Sendable () throws -> [ItemClass: Int], isLocked: @escaping @Sendable () -> Bool,
         keyring: (@Sendable () -> (term: UInt32, encryptions: UInt64))? = nil,
         lastBackup: (@Sendable () -> Date?)? = nil, auditWriteFailures: (@Sendable () -> UInt64)? = nil,
-        reencryption: (@Sendable () -> ReencryptionProgress?)? = nil, clock: @escaping @Sendable () -> Date = { Date() }
+        reencryption: (@Sendable () -> ReencryptionProgress?)? = nil,
+        commits: (@Sendable () -> CommitStatistics)? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.itemCounts = itemCounts
         self.isLocked = isLocked
@@ -30,6 +33,7 @@ public struct MetricsSources: Sendable {
         self.lastBackup = lastBackup
         self.auditWriteFailures = auditWriteFailures
         self.reencryption = reencryption
+        self.commits = commits
         self.clock = clock
     }
 }
@@ -79,6 +83,7 @@ extension Router {
                     "keychaind_reencryption_running", labels: [("term", String(progress.targetTerm))],
                     progress.state == .running ? 1.0 : 0.0)
             }
+            if let commits = sources.commits?() { text.commits(commits) }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
                 text.sample("keychaind_audit_write_failures_total", failures())
@@ -86,5 +91,28 @@ extension Router {
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", PrometheusText.contentType)], body: Array(text.text.utf8))
         }
+    }
+}
+
+extension PrometheusText {
+    /// The group commit's families: commits, and how many writes each carried.
+    mutating func commits(_ statistics: CommitStatistics) {
+        family(
+            "keychaind_storage_commits_total", type: "counter",
+            help: "Storage transactions committed (or attempted); writes that arrive together share one.")
+        sample("keychaind_storage_commits_total", statistics.commits)
+        family(
+            "keychaind_storage_commit_batch_size", type: "histogram",
+            help: "Writes (item adds, updates, deletes, token PUTs) per storage commit.")
+        var cumulative: UInt64 = 0
+        for (bound, count) in zip(CommitStatistics.batchSizeBounds, statistics.commitsByBatchSize) {
+            cumulative += count
+            sample("keychaind_storage_commit_batch_size_bucket", labels: [("le", String(bound))], cumulative)
+        }
+        sample("keychaind_storage_commit_batch_size_bucket", labels: [("le", "+Inf")], statistics.commits)
+        sample("keychaind_storage_commit_batch_size_sum", statistics.writes)
+        sample("keychaind_storage_commit_batch_size_count", statistics.commits)
+        family("keychaind_storage_writes_queued", type: "gauge", help: "Writes waiting for the batch being committed.")
+        sample("keychaind_storage_writes_queued", UInt64(statistics.queued))
     }
 }

@@ -220,6 +220,17 @@ public final class Keyring: Sendable {
         }
     }
 
+    /// One write of a group commit, inside `transaction(on:)`: runs `body` in a savepoint on `db`
+    /// and returns its error (the savepoint rolled back, and a term started in it is forgotten as
+    /// a rolled-back transaction's is), nil when it succeeded. Throws when the savepoint itself
+    /// fails, which dooms the transaction.
+    func savepoint(on db: SQLiteConnection, _ body: () throws -> Void) throws -> (any Error)? {
+        let newest = state.withLock { $0.termNumbers.last ?? $0.current }
+        let failure = try db.savepoint(body)
+        if failure != nil { forgetTerms(after: newest) }
+        return failure
+    }
+
     /// Drops the terms after `term`, started by a transaction that rolled back (no secret sealed
     /// under them was stored). `term` is current again, counted as full, so that the next secret
     /// starts a new term once more: the count may only over-count.

@@ -194,6 +194,23 @@ final class SQLiteConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` in a savepoint of the open transaction: when `body` throws, rolls back to the
+    /// savepoint (what `body` wrote is undone, the transaction goes on) and returns its error; nil
+    /// when it succeeded. Throws only when the savepoint itself fails: the transaction's state is
+    /// then unknown, and the caller must roll it back.
+    func savepoint(_ body: () throws -> Void) throws -> (any Error)? {
+        try execute("SAVEPOINT write")
+        do {
+            try body()
+        } catch {
+            try execute("ROLLBACK TO write")
+            try execute("RELEASE write")
+            return error
+        }
+        try execute("RELEASE write")
+        return nil
+    }
+
     /// Copies this connection's main database into a new file at `path` with SQLite's online
     /// backup API, in one `sqlite3_backup_step(-1)`: one read transaction, so the copy is one
     /// consistent snapshot while writers on other connections go on (WAL). The copy uses a

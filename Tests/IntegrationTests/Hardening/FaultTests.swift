@@ -13,14 +13,30 @@ final class FaultTests {
     }
 
     @Test func killNineDuringConcurrentWritesLosesNothingAcknowledged() throws {
+        try killNineRounds(threads: 16)
+    }
+
+    /// The same with more writers than the server has workers and more workers than cores, so
+    /// that writes are committed in batches of many (group commit): the kill lands while batches
+    /// are in flight, and no write of a batch is acknowledged before its commit.
+    @Test func killNineDuringBatchedWritesLosesNothingAcknowledged() throws {
+        let largest = try killNineRounds(threads: 48, environment: ["KEYCHAIND_THREADS": "16"])
+        #expect(largest > 1, "no batch carried more than one write")
+    }
+
+    /// Rounds of `threads` writers against a server started with `environment`, each ended by a
+    /// `kill -9` at a random moment; after each restart, every acknowledged write is there.
+    /// Returns the largest mean batch size (writes per commit) a round reached before its kill.
+    @discardableResult
+    private func killNineRounds(threads: Int, environment: [String: String] = [:]) throws -> Double {
         let rounds = Hardening.count(ci: 5, full: 50)
-        let threads = 16
+        var largestMeanBatch = 0.0
         let dataDir = KeychaindProcess.temporaryDirectory().appendingPathComponent("data")
         var token = ""
         let model = Locked([String: Expectation]())
         var totals = (acknowledged: 0, unacknowledged: 0, items: 0)
         for round in 0..<rounds {
-            let server = try KeychaindProcess(dataDir: dataDir)
+            let server = try KeychaindProcess(dataDir: dataDir, environment: environment)
             defer { server.stop() }
             if round == 0 { token = try server.newClientToken("crash", groups: ["crash"]) }
             // After the previous kill: every acknowledged write is there, intact; nothing else.
@@ -33,8 +49,11 @@ final class FaultTests {
             let failures = Locked([String]())
             // When the kill comes is the point: anywhere in the writes, drawn afresh each round.
             let killAfter = Double.random(in: 0.3...1.2)
+            let admin = try server.adminToken()
+            let meanBatch = Locked(0.0)
             let killer = WorkerThread(name: "killer") {
                 Thread.sleep(forTimeInterval: killAfter)
+                meanBatch.withLock { $0 = Self.meanBatchSize(port: port, admin: admin) }
                 stop.withLock { $0 = true }
                 kill(server.pid, SIGKILL)
             }
@@ -87,13 +106,25 @@ final class FaultTests {
             // The file after the crash, before any recovery by keychaind.
             let check = try Command.run(["sqlite3", dataDir.appendingPathComponent("keychain.db").path, "PRAGMA integrity_check;"])
             #expect(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "round \(round): \(check.stdout) \(check.stderr)")
-            Hardening.report("kill -9 round \(round + 1)/\(rounds) at \(String(format: "%.2f", killAfter)) s: \(acknowledged) acknowledged writes, \(unacknowledged) cut off, integrity_check \(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
+            let mean = meanBatch.withLock { $0 }
+            largestMeanBatch = max(largestMeanBatch, mean)
+            Hardening.report("kill -9 round \(round + 1)/\(rounds) at \(String(format: "%.2f", killAfter)) s: \(acknowledged) acknowledged writes, \(unacknowledged) cut off, \(String(format: "%.1f", mean)) writes per commit, integrity_check \(check.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        let server = try KeychaindProcess(dataDir: dataDir)
+        let server = try KeychaindProcess(dataDir: dataDir, environment: environment)
         defer { server.stop() }
         totals.items = try Self.verify(server, token: token, model: model)
         Hardening.report("kill -9: \(rounds) rounds x \(threads) threads: \(totals.acknowledged) acknowledged writes all present and intact, \(totals.unacknowledged) unacknowledged each all-or-nothing, \(totals.items) items at the end")
         try? FileManager.default.removeItem(at: dataDir.deletingLastPathComponent())
+        return largestMeanBatch
+    }
+
+    /// Writes per commit so far (`keychaind_storage_commit_batch_size` sum over count), 0 when
+    /// the server does not answer.
+    static func meanBatchSize(port: UInt16, admin: String) -> Double {
+        guard let answer = try? HTTPTestClient(port: port).send("GET", "/v1/metrics", token: admin), answer.status == 200
+        else { return 0 }
+        let commits = answer.sample("keychaind_storage_commit_batch_size_count") ?? 0
+        return commits > 0 ? (answer.sample("keychaind_storage_commit_batch_size_sum") ?? 0) / commits : 0
     }
 
     /// Compares the stored items with the model and settles it (pending → what is there).

@@ -14,6 +14,12 @@ struct HTTPTestClient {
             (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
         }
         var text: String { String(decoding: body, as: UTF8.self) }
+
+        /// The value of an unlabelled sample `name` in a Prometheus text answer (`/v1/metrics`).
+        func sample(_ name: String) -> Double? {
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return line.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
     }
 
     /// One request on a new connection.
