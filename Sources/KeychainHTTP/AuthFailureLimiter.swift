@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import KeychainConcurrency
+import Synchronization
 
 /// Limits failed authentications per client address: a token bucket of `failuresPerMinute`
 /// failures per address, refilled continuously. While an address's bucket is empty, its failed
@@ -20,6 +21,7 @@ public final class AuthFailureLimiter: Sendable {
     public let maxAddresses: Int
     private let now: @Sendable () -> Double
     private let state: PThreadLocked<State>
+    private let throttled = Atomic<UInt64>(0)
 
     struct Bucket {
         var tokens: Double
@@ -52,7 +54,7 @@ public final class AuthFailureLimiter: Sendable {
     public func recordFailure(from address: String?) -> Int? {
         let key = Self.key(for: address)
         let time = now()
-        return state.withLock { state in
+        let wait = state.withLock { state -> Int? in
             var bucket: Bucket
             var isOverflow = false
             if let existing = state.buckets[key] {
@@ -77,7 +79,13 @@ public final class AuthFailureLimiter: Sendable {
             if isOverflow { state.overflow = bucket } else { state.buckets[key] = bucket }
             return wait
         }
+        if wait != nil { throttled.add(1, ordering: .relaxed) }
+        return wait
     }
+
+    /// Failed authentications answered 429 since start (`keychaind_auth_throttled_total`): they
+    /// are counted here rather than each written to the audit log.
+    public var throttledFailures: UInt64 { throttled.load(ordering: .relaxed) }
 
     /// How many addresses have a bucket (for tests and the reliability figures).
     public var trackedAddresses: Int { state.withLock { $0.buckets.count } }

@@ -11,15 +11,23 @@ public struct Authenticator: Sendable {
         self.tokens = tokens
     }
 
+    /// The client `request`'s token names. Throws `AuthenticationRefusal` for a missing,
+    /// malformed, unknown or revoked token, or the store's error when it cannot look it up.
     public func authenticate(_ request: HTTPRequest) throws -> Client {
-        guard let header = request.header("authorization") else {
-            throw KeychainError.authFailed("missing Authorization: Bearer token")
-        }
-        guard let token = Self.bearerToken(header) else {
-            throw KeychainError.authFailed("the Authorization header must be \"Bearer <token>\"")
-        }
-        guard let client = try clients.client(forTokenHash: tokens.hash(token)) else {
-            throw KeychainError.authFailed("unknown or revoked token")
+        guard let header = request.header("authorization") else { throw AuthenticationRefusal.missing }
+        guard let token = Self.bearerToken(header) else { throw AuthenticationRefusal.malformed }
+        guard let client = try clients.client(forTokenHash: tokens.hash(token)) else { throw AuthenticationRefusal.unknown }
+        return client
+    }
+
+    /// The caller `access` lets through: nil for an open route, else the authenticated client,
+    /// an admin for an admin route (errSecMissingEntitlement for another client). Needs only
+    /// the request's head: the transport asks it before it reads a body.
+    public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> Client? {
+        guard access != .open else { return nil }
+        let client = try authenticate(request)
+        if access == .admin, client.role != .admin {
+            throw KeychainError.missingEntitlement("this route needs an admin client")
         }
         return client
     }
@@ -47,5 +55,24 @@ public struct Authenticator: Sendable {
         let start = utf8.index(utf8.startIndex, offsetBy: bounds.lowerBound)
         let end = utf8.index(utf8.startIndex, offsetBy: bounds.upperBound)
         return header[start..<end]
+    }
+}
+
+/// Why a caller was refused: errSecAuthFailed, with a message that never echoes the token. Its
+/// `rawValue` is the reason the audit line gives.
+public enum AuthenticationRefusal: String, Error, Sendable {
+    /// No `Authorization` header.
+    case missing
+    /// An `Authorization` header that is not `Bearer <token>`.
+    case malformed
+    /// A token no client holds: never issued, or revoked.
+    case unknown
+
+    public var error: KeychainError {
+        switch self {
+        case .missing: KeychainError.authFailed("missing Authorization: Bearer token")
+        case .malformed: KeychainError.authFailed("the Authorization header must be \"Bearer <token>\"")
+        case .unknown: KeychainError.authFailed("unknown or revoked token")
+        }
     }
 }

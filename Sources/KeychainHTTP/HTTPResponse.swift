@@ -38,4 +38,15 @@ public struct HTTPResponse: Sendable {
 /// be safe to call concurrently; it never throws and never blocks on another request.
 public protocol HTTPResponder: Sendable {
     func respond(to request: HTTPRequest) -> HTTPResponse
+
+    /// Asked by the transport once the head (method, path, query, headers) of a request that
+    /// declares a body has arrived, before it keeps any byte of the body: nil to read the body
+    /// and then ask `respond(to:)`, or the answer to the request as it stands (a refusal), after
+    /// which the transport closes the connection without reading the body. `request.body` is empty.
+    func respond(toHead request: HTTPRequest) -> HTTPResponse?
+}
+
+extension HTTPResponder {
+    /// Reads every body.
+    public func respond(toHead request: HTTPRequest) -> HTTPResponse? { nil }
 }

@@ -1,80 +1,80 @@
-import KeychainCore
 public import Logging
 
 /// The HTTP face of keychaind: the request is routed once, then passes a chain of middleware and
 /// reaches its route's handler. Transport-free, so tests drive it in process and libmicrohttpd
 /// serves it unchanged.
 ///
-/// The chain is an array built at start; each request runs it with one `RequestContext` on the
-/// stack, passed `inout` from step to step.
+/// The chain is one value built at start, each step holding the step it wraps (`Middleware`);
+/// each request runs it with its `RequestContext` and `Exchange` on the stack, passed `inout`
+/// from step to step.
 public struct KeychainApplication: HTTPResponder {
-    private let router: Router
-    private let middleware: [any Middleware]
-    /// For handlers' errors that are no `KeychainError`.
-    private let logger: Logger
+    /// The chain's type, outermost step first; `init` builds it in the same order.
+    typealias Chain =
+        RequestLogMiddleware<
+            MetricsMiddleware<
+                AuditLogMiddleware<
+                    AuthFailureLimitMiddleware<
+                        AuthenticationMiddleware<
+                            AuditSubjectMiddleware<
+                                RouteResponder>>>>>>
 
-    /// Serves `router` behind `middleware`, outermost first.
-    public init(router: Router, middleware: [any Middleware], logger: Logger) {
-        self.router = router
-        self.middleware = middleware
-        self.logger = logger
-    }
+    private let router: Router
+    private let authenticator: Authenticator
+    private let chain: Chain
 
     /// keychaind's chain: request log → metrics → audit log → failed-auth limit → authenticate →
-    /// audit subject → router. The parts that are nil are left out.
+    /// audit subject → router. A step whose part is nil passes requests on untouched.
     public init(
         router: Router, authenticator: Authenticator, logger: Logger, requestLog: (any PreformattedLog)? = nil,
         auditor: Auditor? = nil, metrics: RequestMetrics? = nil, authFailureLimiter: AuthFailureLimiter? = nil
     ) {
-        let chain: [(any Middleware)?] = [
-            RequestLogMiddleware(logger: logger, preformatted: requestLog),
-            metrics.map(MetricsMiddleware.init),
-            auditor.map(AuditLogMiddleware.init),
-            authFailureLimiter.map(AuthFailureLimitMiddleware.init),
-            AuthenticationMiddleware(authenticator, logger: logger),
-            auditor.map(AuditSubjectMiddleware.init),
-        ]
-        self.init(router: router, middleware: chain.compactMap { $0 }, logger: logger)
+        self.router = router
+        self.authenticator = authenticator
+        chain =
+            RequestLogMiddleware(log: requestLog ?? LoggerLineLog(logger: logger), next:
+            MetricsMiddleware(metrics: metrics, next:
+            AuditLogMiddleware(auditor: auditor, next:
+            AuthFailureLimitMiddleware(limiter: authFailureLimiter, next:
+            AuthenticationMiddleware(authenticator: authenticator, logger: logger, next:
+            AuditSubjectMiddleware(auditor: auditor, next:
+            RouteResponder(logger: logger)))))))
     }
 
     public func respond(to request: HTTPRequest) -> HTTPResponse {
-        var context = RequestContext(request: request, router: router)
-        // Through the array's memory: a step is called where it is, not copied out (each copy
-        // would count a reference on a box every worker thread shares).
-        return middleware.withUnsafeBufferPointer { steps in
-            respond(to: request, context: &context, steps: steps, from: 0)
-        }
+        let started = Exchange.monotonicNanoseconds()
+        return run(request, router.match(method: request.method, path: request.path), started: started)
     }
 
-    /// Runs the chain from its `index`th step; past the last, the route.
-    private func respond(
-        to request: HTTPRequest, context: inout RequestContext, steps: UnsafeBufferPointer<any Middleware>, from index: Int
-    ) -> HTTPResponse {
-        guard index < steps.count else { return route(request, context: &context) }
-        return steps[index].respond(to: request, context: &context) { request, context in
-            respond(to: request, context: &context, steps: steps, from: index + 1)
+    /// Nil when the request's body is to be read: its route takes the caller its head names (or
+    /// is open). Otherwise the chain's answer to the head alone, as it would answer the whole
+    /// request (404, 405, 401, 429, 403), logged, counted and audited as that answer.
+    public func respond(toHead request: HTTPRequest) -> HTTPResponse? {
+        let started = Exchange.monotonicNanoseconds()
+        let match = router.match(method: request.method, path: request.path)
+        if case .found(let route, _) = match,
+            route.access == .open || (try? authenticator.admit(request, to: route.access)) != nil
+        {
+            return nil
         }
+        return run(request, match, started: started)
     }
 
-    /// The route's handler, or 404 (no route has the path) or 405 with `Allow` (no route has the
-    /// path with this method), in the contract's error shape.
-    private func route(_ request: HTTPRequest, context: inout RequestContext) -> HTTPResponse {
-        guard let route = context.route else {
-            context.osStatus = KeychainError.Code.unimplemented.rawValue
-            guard !context.allowedMethods.isEmpty else {
-                return .error(KeychainError(.unimplemented, "no route \(request.method) \(request.path)"), status: 404)
-            }
-            var answer = HTTPResponse.error(
-                KeychainError(.unimplemented, "\(request.method) is not allowed here"), status: 405)
-            answer.headers.append(("Allow", context.allowedMethods.map(\.rawValue).joined(separator: ", ")))
-            return answer
+    /// Runs the chain for `request` as the router matched it.
+    private func run(_ request: HTTPRequest, _ match: consuming Router.Match, started: UInt64) -> HTTPResponse {
+        var route: Router.Route?
+        var parameters = PathParameters()
+        var allowed: [HTTPMethod] = []
+        switch consume match {
+        case .found(let found, let foundParameters):
+            route = found
+            parameters = foundParameters
+        case .methodNotAllowed(let methods):
+            allowed = methods
+        case .notFound:
+            break
         }
-        do {
-            let response = try route.handler(context)
-            context.osStatus = response.status < 400 ? 0 : nil
-            return response
-        } catch {
-            return context.answer(error, logger: logger)
-        }
+        var exchange = Exchange(route: route, allowedMethods: allowed, started: started)
+        var context = RequestContext(request: request, parameters: parameters)
+        return chain.respond(to: &context, &exchange)
     }
 }

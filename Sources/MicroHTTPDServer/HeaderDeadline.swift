@@ -25,12 +25,15 @@ final class HeaderDeadline: Sendable {
     final class Connection: Sendable {
         static let answering: Int64 = -1
         let descriptor: Int32
+        /// The peer's address, formatted once for all the connection's requests.
+        let remoteAddress: String?
         /// The monotonic millisecond since which the connection has waited for a request, or
         /// `answering`. Written by the connection's worker thread, read by the sweep.
         let waitingSince: Atomic<Int64>
 
-        init(descriptor: Int32, waitingSince: Int64) {
+        init(descriptor: Int32, remoteAddress: String?, waitingSince: Int64) {
             self.descriptor = descriptor
+            self.remoteAddress = remoteAddress
             self.waitingSince = Atomic(waitingSince)
         }
     }
@@ -69,8 +72,8 @@ final class HeaderDeadline: Sendable {
 
     // MARK: Called from libmicrohttpd's worker threads
 
-    func connectionStarted(descriptor: Int32) -> Connection {
-        let connection = Connection(descriptor: descriptor, waitingSince: Self.now())
+    func connectionStarted(descriptor: Int32, remoteAddress: String?) -> Connection {
+        let connection = Connection(descriptor: descriptor, remoteAddress: remoteAddress, waitingSince: Self.now())
         let watch = Watch(connection: connection, waitingSince: connection.waitingSince.load(ordering: .relaxed))
         watches.withLock { $0[ObjectIdentifier(connection)] = watch }
         return connection

@@ -9,12 +9,17 @@ import Synchronization
 /// Serves an `HTTPResponder` on libmicrohttpd: an internal epoll polling thread with a pool of
 /// worker threads, each calling the responder synchronously.
 ///
-/// Per request, the first access-handler call only attaches a `PendingRequest` (queuing a
-/// response there would make libmicrohttpd close the keep-alive connection); upload pieces are
-/// appended to it; the answer is queued on the call where no upload data is left. A request that
-/// `offloads` picks is answered on an `Offload` thread instead, its connection suspended
-/// meanwhile, and its answer queued on the call that follows the resume. The completion callback releases the state, also for aborted requests. Each connection is
-/// watched by `HeaderDeadline` from its start to its close.
+/// Per request, the first access-handler call attaches a `PendingRequest` and, for a request
+/// without a body, answers nothing yet (queuing a response there would make libmicrohttpd close
+/// the keep-alive connection). A request that declares a body is put to the responder on its
+/// head first (`HTTPResponder.respond(toHead:)`): a refusal is answered at once and the
+/// connection closed, so no body byte of an unauthenticated request is kept. Upload pieces are
+/// appended to the pending request; the answer is queued on the call where no upload data is
+/// left, and the body is wiped once the handler is done. A request that `offloads` picks is
+/// answered on an `Offload` thread instead, its connection suspended meanwhile, and its answer
+/// queued on the call that follows the resume. The completion callback releases the
+/// state, also for aborted requests. Each connection is watched by `HeaderDeadline` from its
+/// start to its close.
 public final class MicroHTTPDServer: Sendable {
     private let responder: any HTTPResponder
     private let settings: ServerSettings
@@ -81,6 +86,9 @@ public final class MicroHTTPDServer: Sendable {
 
     /// The answer for a fully received request.
     func answer(_ request: HTTPRequest) -> HTTPResponse { responder.respond(to: request) }
+
+    /// The answer to a request refused on its head, or nil to read its body.
+    func answer(head request: HTTPRequest) -> HTTPResponse? { responder.respond(toHead: request) }
 
     func bodyTooLarge() -> HTTPResponse {
         logger.info("- unmatched 413 client=-")
@@ -170,17 +178,6 @@ final class DaemonHandle: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// A request being received: its head, then the body pieces as they arrive.
-final class PendingRequest {
-    /// Collected once, on the first call (the framing check and the request both use them).
-    var headers: [(name: String, value: String)] = []
-    var body: [UInt8] = []
-    var tooLarge = false
-    /// The answer an `Offload` thread made, set before it resumes the connection.
-    var answer: HTTPResponse?
-}
-
-
 private let accessHandler: MHD_AccessHandlerCallback = {
     context, connection, url, method, _, uploadData, uploadDataSize, requestState in
     guard let context, let connection, let uploadDataSize, let requestState else { return .NO }
@@ -192,21 +189,40 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         let pending = PendingRequest()
         requestState.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
-        watched(connection)?.waitingSince.store(HeaderDeadline.Connection.answering, ordering: .relaxed)
+        markWatched(connection, waitingSince: HeaderDeadline.Connection.answering)
         pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
         let framing = Framing(pending.headers)
         if let problem = framing.problem {
             // Ambiguous framing (request smuggling's raw material): refuse at once; an early
             // answer makes libmicrohttpd close the connection, so nothing after it is read.
-            pending.tooLarge = true
+            pending.state = .answered
             return queue(server.badFraming(problem), on: connection)
         }
-        if let length = framing.contentLength.flatMap(Int.init), length > server.maxBodyBytes {
+        let declared = framing.contentLength.flatMap(Int.init)
+        if let declared, declared > server.maxBodyBytes {
             // Too large by its own account: answer at once, before `100 Continue`, and let the
             // connection close rather than read the body.
-            pending.tooLarge = true
+            pending.state = .answered
             return queue(server.bodyTooLarge(), on: connection)
         }
+        guard (declared ?? 0) > 0 || framing.isChunked else { return .YES }
+        // A body is coming: the route and the caller are decided on the head first, so a request
+        // that will be refused (no such route, no valid token, an address over its failed-auth
+        // budget) is answered now and its connection closed, with no byte of its body kept.
+        guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false) else {
+            pending.state = .answered
+            return queue(server.queryNotUTF8(), closing: true, on: connection)
+        }
+        let head = HTTPRequest(
+            method: requestMethod(method),
+            path: url.map { String(cString: $0) } ?? "/",
+            queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
+            lowercasedHeaders: pending.headers, body: [], remoteAddress: remoteAddress(of: connection))
+        if let refusal = server.answer(head: head) {
+            pending.state = .answered
+            return queue(refusal, closing: true, on: connection)
+        }
+        if let declared { pending.reserveBody(declared) }
         return .YES
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(statePointer).takeUnretainedValue()
@@ -218,51 +234,59 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
-        if !pending.tooLarge, pending.body.count + size > server.maxBodyBytes {
+        if pending.state == .reading, pending.body.count + size > server.maxBodyBytes {
             // A body without Content-Length (chunked) outgrew the limit: keep nothing more, let
             // the rest stream past, and answer 413 at its end, so memory stays bounded and the
             // client reads a clean answer.
-            pending.tooLarge = true
-            pending.body = []
+            pending.state = .tooLarge
+            pending.wipeBody()
         }
-        if !pending.tooLarge, let uploadData {
+        if pending.state == .reading, let uploadData {
             uploadData.withMemoryRebound(to: UInt8.self, capacity: size) { bytes in
-                pending.body.append(contentsOf: UnsafeBufferPointer(start: bytes, count: size))
+                pending.append(UnsafeBufferPointer(start: bytes, count: size))
             }
         }
         uploadDataSize.pointee = 0
         return .YES
     }
 
-    if pending.tooLarge { return queue(server.bodyTooLarge(), on: connection) }
+    switch pending.state {
+    case .reading: break
+    case .tooLarge: return queue(server.bodyTooLarge(), on: connection)
+    case .answered: return .YES
+    }
     // Query arguments percent-decode to any bytes: not UTF-8 (`%FF`) is refused rather than
     // repaired into U+FFFD (which would match a different value); `%00` is kept, not cut off.
     guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false) else {
-        pending.body = []
+        pending.wipeBody()
         return queue(server.queryNotUTF8(), on: connection)
     }
+    let body = pending.body
     let request = HTTPRequest(
-        method: HTTPMethod(method.map { String(cString: $0) } ?? ""),
+        method: requestMethod(method),
         path: url.map { String(cString: $0) } ?? "/",
         queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
         lowercasedHeaders: pending.headers,
-        body: pending.body,
-        remoteAddress: clientAddress(connection))
-    pending.body = []
+        body: body,
+        remoteAddress: remoteAddress(of: connection))
     if server.offloads(request) {
         MHD_suspend_connection(connection)
         let suspended = Suspended(connection: connection, pending: pending)
         server.offload.run {
             suspended.pending.answer = server.answer(request)
+            if !body.isEmpty { suspended.pending.wipeBody() }
             MHD_resume_connection(suspended.connection)
         }
         return .YES
     }
-    return queue(server.answer(request), on: connection)
+    let response = server.answer(request)
+    // The handler is done with the body: its bytes (a secret, perhaps) are zeroed now.
+    if !body.isEmpty { pending.wipeBody() }
+    return queue(response, on: connection)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestState, _ in
-    if let connection { watched(connection)?.waitingSince.store(HeaderDeadline.now(), ordering: .relaxed) }
+    if let connection { markWatched(connection, waitingSince: HeaderDeadline.now()) }
     guard let context, let requestState, let statePointer = requestState.pointee else { return }
     let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
     Unmanaged<PendingRequest>.fromOpaque(statePointer).release()
@@ -277,7 +301,8 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { context, connec
     let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
     switch code {
     case .CONNECTION_NOTIFY_STARTED:
-        let watched = server.headerDeadline.connectionStarted(descriptor: CMicroHTTPD_connection_fd(connection))
+        let watched = server.headerDeadline.connectionStarted(
+            descriptor: CMicroHTTPD_connection_fd(connection), remoteAddress: clientAddress(connection))
         socketContext.pointee = Unmanaged.passRetained(watched).toOpaque()
     case .CONNECTION_NOTIFY_CLOSED:
         guard let pointer = socketContext.pointee else { return }
@@ -290,52 +315,27 @@ private let connectionNotified: MHD_NotifyConnectionCallback = { context, connec
     }
 }
 
-private func watched(_ connection: OpaquePointer) -> HeaderDeadline.Connection? {
-    CMicroHTTPD_socket_context(connection).map { Unmanaged<HeaderDeadline.Connection>.fromOpaque($0).takeUnretainedValue() }
+/// Sets when the watched connection began to wait for a request's head (`answering` while one
+/// is answered). Without counting a reference: the socket context holds one until the close.
+private func markWatched(_ connection: OpaquePointer, waitingSince: Int64) {
+    guard let pointer = CMicroHTTPD_socket_context(connection) else { return }
+    Unmanaged<HeaderDeadline.Connection>.fromOpaque(pointer)._withUnsafeGuaranteedRef {
+        $0.waitingSince.store(waitingSince, ordering: .relaxed)
+    }
 }
 
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+/// Queues `response`; `closing` adds `Connection: close` (libmicrohttpd then closes the
+/// connection once the answer is sent, reading nothing more of it).
+private func queue(_ response: HTTPResponse, closing: Bool = false, on connection: OpaquePointer) -> MHD_Result {
     guard let handle = ResponseBody.handle(for: response.body) else { return .NO }
     for header in response.headers {
         // withCString borrows a native string's bytes; passing the String itself would copy it.
         _ = header.name.withCString { name in header.value.withCString { MHD_add_response_header(handle, name, $0) } }
     }
+    if closing { _ = MHD_add_response_header(handle, "Connection", "close") }
     let result = MHD_queue_response(connection, UInt32(response.status), handle)
     MHD_destroy_response(handle)
     return result
-}
-
-/// What the headers say about the body's length. `problem` names an ambiguity (RFC 9112 §6.3):
-/// Content-Length together with Transfer-Encoding, Content-Lengths that disagree, or a transfer
-/// coding other than `chunked`. Header names must be lower-cased already.
-private struct Framing {
-    var contentLength: String?
-    var problem: String?
-
-    init(_ headers: [(name: String, value: String)]) {
-        var lengthsDisagree = false
-        var codings = 0
-        var otherCoding = false
-        for header in headers {
-            switch header.name {
-            case "content-length":
-                if let contentLength, contentLength != header.value { lengthsDisagree = true }
-                if contentLength == nil { contentLength = header.value }
-            case "transfer-encoding":
-                codings += 1
-                if header.value.trimmingCharacters(in: .whitespaces).lowercased() != "chunked" { otherCoding = true }
-            default:
-                continue
-            }
-        }
-        if codings > 0, contentLength != nil {
-            problem = "both Content-Length and Transfer-Encoding"
-        } else if lengthsDisagree {
-            problem = "conflicting Content-Length headers"
-        } else if codings > 1 || otherCoding {
-            problem = "a Transfer-Encoding other than chunked"
-        }
-    }
 }
 
 /// Collects the (name, value) pairs of one kind (headers or query arguments), each with its
@@ -388,6 +388,24 @@ private func values(
         }, collector)
     }
     return collector.invalid ? nil : collector.pairs
+}
+
+/// The request's method; the usual ones without decoding a string (this runs on every request).
+private func requestMethod(_ name: UnsafePointer<CChar>?) -> HTTPMethod {
+    guard let name else { return HTTPMethod("") }
+    if strcmp(name, "GET") == 0 { return .get }
+    if strcmp(name, "POST") == 0 { return .post }
+    if strcmp(name, "PUT") == 0 { return .put }
+    if strcmp(name, "DELETE") == 0 { return .delete }
+    if strcmp(name, "PATCH") == 0 { return .patch }
+    if strcmp(name, "HEAD") == 0 { return .head }
+    return HTTPMethod(String(cString: name))
+}
+
+/// The peer's address, as formatted when the connection started.
+private func remoteAddress(of connection: OpaquePointer) -> String? {
+    guard let pointer = CMicroHTTPD_socket_context(connection) else { return clientAddress(connection) }
+    return Unmanaged<HeaderDeadline.Connection>.fromOpaque(pointer)._withUnsafeGuaranteedRef { $0.remoteAddress }
 }
 
 private func clientAddress(_ connection: OpaquePointer) -> String? {

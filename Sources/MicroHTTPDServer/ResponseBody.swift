@@ -1,5 +1,5 @@
 internal import CMicroHTTPD
-import KeychainCore
+import Glibc
 
 /// An answer's body lent to libmicrohttpd without a copy: the response points at the array's
 /// own storage, and this box keeps the array alive until libmicrohttpd destroys the response
@@ -7,11 +7,10 @@ import KeychainCore
 /// bytes (they may hold a secret or a token) and lets the array go.
 ///
 /// A native Swift array keeps its elements at one address while it is alive and not mutated;
-/// the box is the only place that mutates it, once, in `release`. By then the caller's copy of
-/// the response is gone and the wipe happens in place; only when queuing fails does
-/// libmicrohttpd release the body while the caller still holds it, and the wipe falls on a copy.
+/// nothing mutates it but the wipe in `release`, which zeroes the bytes where they lie (a `let`:
+/// no exclusivity check on each access).
 final class ResponseBody {
-    private var bytes: [UInt8]
+    private let bytes: [UInt8]
 
     private init(_ bytes: [UInt8]) { self.bytes = bytes }
 
@@ -31,7 +30,9 @@ final class ResponseBody {
     private static let release: MHD_ContentReaderFreeCallback = { context in
         guard let context else { return }
         let owner = Unmanaged<ResponseBody>.fromOpaque(context)
-        SecretBytes.wipe(&owner.takeUnretainedValue().bytes)
+        owner.takeUnretainedValue().bytes.withUnsafeBytes { bytes in
+            explicit_bzero(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
+        }
         owner.release()
     }
 }

@@ -22,17 +22,18 @@ enum Wiring {
         router.addTokenRoutes(tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()))
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
+        let limiter = authFailureLimiter(configuration)
         if let observe {
-            router.addMetricsRoute(
-                metrics: observe.metrics,
-                sources: observe.sources(
-                    vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup }))
+            var sources = observe.sources(
+                vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup })
+            if let limiter { sources.authThrottled = { limiter.throttledFailures } }
+            router.addMetricsRoute(metrics: observe.metrics, sources: sources)
         }
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
-            authFailureLimiter: authFailureLimiter(configuration))
+            authFailureLimiter: limiter)
     }
 
     /// `quota.items` and `quota.secretBytes`; 0 is no bound.

@@ -43,7 +43,10 @@ struct MetricsAndTLSTests {
         let first = try http.send("GET", "/v1/metrics", token: admin)
         #expect(first.status == 200)
         #expect(first.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(first.headers["cache-control"] == "no-store", "what the vault holds and who calls it: no cache keeps it")
         let before = try Self.parse(first.text)
+        #expect(before["keychaind_auth_throttled"]?.type == "counter")
+        #expect(before["keychaind_auth_throttled"]?.samples.first?.value == 0)
 
         #expect(before["keychaind_http_requests"]?.type == "counter")
         #expect(before["keychaind_http_request_duration_seconds"]?.type == "histogram")

@@ -87,11 +87,12 @@ struct ServerLifecycleTests {
         #expect(response.json["status"] as? Int == -50)
         #expect(response.json["error"] as? String == "errSecParam")
 
-        // The same limit holds for a chunked body, which announces no length.
+        // The same limit holds for a chunked body, which announces no length (from a caller
+        // with a valid token: without one, the head alone is refused and no body read).
         let connection = try TestConnection(port: server.port)
         try connection.write(
             "POST /v1/items/genericPassword HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                + "Content-Type: application/json\r\n\r\n")
+                + "Authorization: Bearer \(try server.adminToken())\r\nContent-Type: application/json\r\n\r\n")
         for _ in 0..<3 { try connection.write("400\r\n" + String(repeating: "a", count: 1024) + "\r\n") }
         try connection.write("0\r\n\r\n")
         let chunked = try connection.readResponse()

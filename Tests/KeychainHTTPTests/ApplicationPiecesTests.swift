@@ -34,10 +34,10 @@ struct RequestHeaderTests {
 struct RequestLogLineTests {
     @Test func methodRouteStatusMillisecondsAndClient() {
         #expect(
-            RequestLogMiddleware.line(.get, "/tokens/{service}/authorization", 200, microseconds: 42, client: "app1")
+            RequestLogLine.text(.get, "/tokens/{service}/authorization", 200, microseconds: 42, client: "app1")
                 == "GET /tokens/{service}/authorization 200 0.042ms client=app1")
         #expect(
-            RequestLogMiddleware.line(.post, "unmatched", 404, microseconds: 1_234_567, client: nil)
+            RequestLogLine.text(.post, "unmatched", 404, microseconds: 1_234_567, client: nil)
                 == "POST unmatched 404 1234.567ms client=-")
     }
 }

@@ -53,7 +53,7 @@ struct RequestContextTests {
 }
 
 /// Authentication comes before the audit subject: a refused caller's request costs no HMAC
-/// (nor the body parse the subject would need).
+/// (nor the body parse the subject would need), and is refused on its head alone.
 struct AuditSubjectOrderTests {
     final class Count: Sendable {
         let value = Mutex(0)
@@ -68,6 +68,14 @@ struct AuditSubjectOrderTests {
         let server = try TestServer(auditor: auditor)
         let refused = server.send(.post, "/v1/items/genericPassword", token: "kc_wrong", body: #"{"service":"a"}"#)
         #expect(refused.status == 401)
+        #expect(macs.value.withLock { $0 } == 0)
+        // On the transport, the head alone is refused: the body is never read, let alone parsed.
+        let head = HTTPRequest(
+            method: .post, path: "/v1/items/genericPassword", headers: [("Authorization", "Bearer kc_wrong")])
+        #expect(server.application.respond(toHead: head)?.status == 401)
+        let admitted = HTTPRequest(
+            method: .post, path: "/v1/items/genericPassword", headers: [("Authorization", "Bearer \(server.adminToken)")])
+        #expect(server.application.respond(toHead: admitted) == nil, "a valid token's body is read")
         #expect(macs.value.withLock { $0 } == 0)
         let accepted = server.send(.get, "/v1/items/genericPassword?service=a", token: server.adminToken)
         #expect(accepted.status == 404)

@@ -14,6 +14,8 @@ public struct MetricsSources: Sendable {
     public var lastBackup: (@Sendable () -> Date?)?
     /// Audit lines that could not be written.
     public var auditWriteFailures: (@Sendable () -> UInt64)?
+    /// Failed authentications the failed-auth limit answered 429 (`AuthFailureLimiter`).
+    public var authThrottled: (@Sendable () -> UInt64)?
     /// The background re-encryption after a rotate, nil when none has run since start.
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
     /// The storage's group commit: commits, the writes they carried, batch sizes.
@@ -88,8 +90,16 @@ extension Router {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
                 text.sample("keychaind_audit_write_failures_total", failures())
             }
+            if let throttled = sources.authThrottled {
+                text.family(
+                    "keychaind_auth_throttled_total", type: "counter",
+                    help: "Failed authentications answered 429 by the failed-auth limit (counted, not audited).")
+                text.sample("keychaind_auth_throttled_total", throttled())
+            }
+            // What exists in the vault, who calls it and how often: no cache may keep it.
             return HTTPResponse(
-                status: 200, headers: [("Content-Type", PrometheusText.contentType)], body: Array(text.text.utf8))
+                status: 200, headers: [("Content-Type", PrometheusText.contentType), ("Cache-Control", "no-store")],
+                body: Array(text.text.utf8))
         }
     }
 }

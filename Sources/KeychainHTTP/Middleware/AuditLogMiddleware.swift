@@ -1,21 +1,23 @@
 import KeychainCore
-/// The audit log's outcome line, for every request (unmatched and unauthenticated ones included):
-/// the entry is begun here, filled in by the steps inside (`AuditSubjectMiddleware` adds the
-/// client and the target once the caller is authenticated), and written with the answer's
-/// status, OSStatus and time.
-public struct AuditLogMiddleware: Middleware {
-    private let auditor: Auditor
 
-    public init(_ auditor: Auditor) { self.auditor = auditor }
+/// The audit log's outcome line, for every request (unmatched and unauthenticated ones included)
+/// but the failed authentications the limit answered 429 (counted by the limiter, not written):
+/// the entry `AuditSubjectMiddleware` began for an authenticated caller, or a short one (who,
+/// from where, which route, and for a refused token why), written with the answer's status,
+/// OSStatus and time. With no auditor, passes the request on.
+struct AuditLogMiddleware<Next: Middleware>: Middleware {
+    let auditor: Auditor?
+    let next: Next
 
-    public func respond(to request: HTTPRequest, context: inout RequestContext, next: Next) -> HTTPResponse {
-        context.audit = auditor.begin(request, route: context.routeName)
-        let response = next(request, &context)
-        guard var entry = context.audit.take() else { return response }
+    func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
+        let response = next.respond(to: &context, &exchange)
+        guard let auditor, !exchange.throttled else { return response }
+        var entry = exchange.audit.take() ?? auditor.begin(context.request, route: exchange.routeName)
         entry.client = context.client?.name
         entry.status = response.status
-        entry.osStatus = context.osStatus
-        entry.microseconds = (context.elapsedNanoseconds() + 500) / 1000
+        entry.osStatus = exchange.osStatus
+        entry.refusal = exchange.refusal
+        entry.microseconds = (exchange.elapsedNanoseconds() + 500) / 1000
         if entry.subject.persistentRef == nil, let created = response.createdItem {
             entry.subject.persistentRef = created.rawValue
         }

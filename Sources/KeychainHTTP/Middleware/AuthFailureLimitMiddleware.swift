@@ -1,18 +1,18 @@
 import KeychainCore
 
 /// Answers a failed authentication from an address beyond its budget (`AuthFailureLimiter`) with
-/// 429 and `Retry-After` instead of 401. Only failures are looked at (`AuthenticationMiddleware`
-/// marks them), so valid tokens never wait for the limiter.
-public struct AuthFailureLimitMiddleware: Middleware {
-    private let limiter: AuthFailureLimiter
+/// 429 and `Retry-After` instead of 401. Only refused tokens are looked at (`AuthenticationMiddleware`
+/// notes them), so valid tokens never wait for the limiter. With no limiter, passes the request on.
+struct AuthFailureLimitMiddleware<Next: Middleware>: Middleware {
+    let limiter: AuthFailureLimiter?
+    let next: Next
 
-    public init(_ limiter: AuthFailureLimiter) { self.limiter = limiter }
-
-    public func respond(to request: HTTPRequest, context: inout RequestContext, next: Next) -> HTTPResponse {
-        let response = next(request, &context)
-        guard context.authenticationFailed, let wait = limiter.recordFailure(from: request.remoteAddress) else {
-            return response
-        }
+    func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
+        let response = next.respond(to: &context, &exchange)
+        guard exchange.refusal != nil, let limiter,
+            let wait = limiter.recordFailure(from: context.request.remoteAddress)
+        else { return response }
+        exchange.throttled = true
         return Self.tooManyFailures(retryAfterSeconds: wait)
     }
 

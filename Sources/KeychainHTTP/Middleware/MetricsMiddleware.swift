@@ -1,14 +1,14 @@
-/// Counts each request and its duration by route, method and status (`RequestMetrics`).
-public struct MetricsMiddleware: Middleware {
-    private let metrics: RequestMetrics
+/// Counts each request and its duration by route, method and status (`RequestMetrics`); with
+/// no metrics, passes the request on.
+struct MetricsMiddleware<Next: Middleware>: Middleware {
+    let metrics: RequestMetrics?
+    let next: Next
 
-    public init(_ metrics: RequestMetrics) { self.metrics = metrics }
-
-    public func respond(to request: HTTPRequest, context: inout RequestContext, next: Next) -> HTTPResponse {
-        let response = next(request, &context)
-        metrics.record(
-            route: context.routeName, method: request.method, status: response.status,
-            seconds: Double(context.elapsedNanoseconds()) / 1_000_000_000)
+    func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
+        let response = next.respond(to: &context, &exchange)
+        metrics?.record(
+            route: exchange.routeName, method: context.request.method, status: response.status,
+            seconds: Double(exchange.elapsedNanoseconds()) / 1_000_000_000)
         return response
     }
 }

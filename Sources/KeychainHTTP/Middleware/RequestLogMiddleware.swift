@@ -1,53 +1,61 @@
 import KeychainCore
-public import Logging
+import Logging
 
 /// One `debug` line per request: `GET /tokens/{service}/authorization 200 0.042ms client=app1`.
 ///
 /// At `debug`: the audit log is the record of every request, and the server log is for events
 /// (docs/decisions.md, "Request log"). One preformatted message rather than metadata: swift-log's
 /// metadata merging cost more than the rest of the line.
-public struct RequestLogMiddleware: Middleware {
-    private let logger: Logger
-    /// Takes the line as bytes; without it, the line goes through `logger` as a `String`.
-    private let preformatted: (any PreformattedLog)?
+struct RequestLogMiddleware<Next: Middleware>: Middleware {
+    /// keychaind's stderr log, or `LoggerLineLog`. Not optional: a method called on an optional
+    /// existential copies it (and the backend's strings) first, on every request.
+    let log: any PreformattedLog
+    let next: Next
 
-    public init(logger: Logger, preformatted: (any PreformattedLog)? = nil) {
-        self.logger = logger
-        self.preformatted = preformatted
-    }
-
-    public func respond(to request: HTTPRequest, context: inout RequestContext, next: Next) -> HTTPResponse {
-        let response = next(request, &context)
-        let microseconds = context.elapsedNanoseconds() / 1000
-        let route = context.routeName
+    func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
+        let response = next.respond(to: &context, &exchange)
+        let microseconds = exchange.elapsedNanoseconds() / 1000
+        let method = context.request.method
+        let route = exchange.routeName
         let client = context.client?.name
-        if preformatted != nil {
-            // Called in place: binding the backend to a name would copy it, and its strings with it.
-            preformatted?.log(.debug, source: Self.logSource) {
-                Self.writeLine(request.method, route, response.status, microseconds: microseconds, client: client, to: &$0)
-            }
-        } else if logger.logLevel <= .debug {
-            let line = Self.line(request.method, route, response.status, microseconds: microseconds, client: client)
-            logger.debug("\(line)")
+        log.log(.debug, source: RequestLogLine.source) {
+            RequestLogLine.write(method, route, response.status, microseconds: microseconds, client: client, to: &$0)
         }
         return response
     }
+}
 
+/// The request log through a `Logger` whose backend takes no preformatted lines (tests, or a
+/// backend of the embedding program's).
+struct LoggerLineLog: PreformattedLog {
+    let logger: Logger
+
+    func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
+        guard logger.logLevel <= level else { return }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(96)
+        message(&bytes)
+        logger.log(level: level, "\(String(decoding: bytes, as: UTF8.self))", source: source)
+    }
+}
+
+/// The request log's line.
+enum RequestLogLine {
     /// The `[source]` of the request log's lines, as swift-log derives it: the module's name.
-    private static let logSource = String(#fileID.prefix { $0 != "/" })
+    static let source = String(#fileID.prefix { $0 != "/" })
 
     /// `GET /tokens/{service}/authorization 200 0.042ms client=app1`.
-    static func line(
+    static func text(
         _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?
     ) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(96)
-        writeLine(method, route, status, microseconds: microseconds, client: client, to: &bytes)
+        write(method, route, status, microseconds: microseconds, client: client, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends the request log's message to `bytes`.
-    static func writeLine(
+    static func write(
         _ method: HTTPMethod, _ route: String, _ status: Int, microseconds: UInt64, client: String?,
         to bytes: inout [UInt8]
     ) {

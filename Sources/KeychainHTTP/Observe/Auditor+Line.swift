@@ -26,6 +26,7 @@ extension Auditor {
         line.string("route", entry.route)
         if let status = entry.status { line.integer("status", Int64(status)) }
         if let osStatus = entry.osStatus { line.integer("osStatus", Int64(osStatus)) }
+        if let refusal = entry.refusal { line.string("reason", refusal.rawValue) }
         if let itemClass = entry.subject.itemClass { line.string("class", itemClass) }
         if let ref = entry.subject.persistentRef { line.string("persistentRef", ref) }
         if !entry.subject.attributes.isEmpty { line.object("attributes", entry.subject.attributes) }

@@ -53,6 +53,8 @@ public final class Auditor: Sendable {
         var subject = Subject()
         var status: Int?
         var osStatus: Int32?
+        /// Why authentication refused the caller (`reason`).
+        var refusal: AuthenticationRefusal?
         /// Time from routing to the response (written as `ms`, in milliseconds).
         var microseconds: UInt64?
     }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Instructions per request, by callgrind: each binary is served under `valgrind --tool=callgrind`
+# with one libmicrohttpd worker, warmed up, then its counters are zeroed, wrk sends requests for a
+# while, the counters are dumped, and the dump's total instructions (Ir) are divided by the
+# requests wrk completed. The binaries run one after another, so they do not disturb each other.
+# The count moves by a few hundred instructions from run to run: the server's background threads
+# (the line batcher's, the header deadline's) work by the second, not by the request, and under
+# valgrind the request rate follows the machine's load. So arms alternate for several rounds and
+# the median is what to compare.
+#
+# usage: bench/callgrind-per-request.sh [-p token|read] [-d SECONDS] [-r ROUNDS] [-k DIR] NAME=BINARY ...
+#   -p  the route: token (GET /v1/tokens/bench/authorization, default) or read (one item, return=data)
+#   -d  seconds of measured load (8); -r rounds (3)
+#   -k  keeps each dump as DIR/NAME.ROUND.callgrind (for callgrind_annotate)
+# needs: valgrind, wrk, curl.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source bench/lib.sh
+path=token seconds=8 rounds=3 keep=""
+while getopts p:d:r:k: option; do
+    case $option in
+    p) path=$OPTARG ;;
+    d) seconds=$OPTARG ;;
+    r) rounds=$OPTARG ;;
+    k) keep=$OPTARG ;;
+    *) exit 2 ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { echo "usage: bench/callgrind-per-request.sh [-p token|read] [-d secs] [-r rounds] [-k dir] NAME=BINARY ..." >&2; exit 2; }
+case $path in
+token) route=/v1/tokens/bench/authorization ;;
+read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" ;;
+*) echo "callgrind-per-request: -p is token or read" >&2; exit 2 ;;
+esac
+[ -z "$keep" ] || mkdir -p "$keep"
+
+bench_workspace
+declare -A counts=()
+echo "| round | server | route | requests | Ir | Ir per request |"
+echo "| --- | --- | --- | --- | --- | --- |"
+for round in $(seq 1 "$rounds"); do
+for arm in "$@"; do
+    name=${arm%%=*} binary=${arm#*=}
+    [ -x "$binary" ] || { echo "callgrind-per-request: $binary is not an executable" >&2; exit 2; }
+    # Deterministic hashing: dictionary probes then cost the same in every run.
+    SWIFT_DETERMINISTIC_HASHING=1 KEYCHAIND_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/$name.out.%p" \
+        "$binary" serve --listen 127.0.0.1:0 --data-dir "$work/$name.$round" >"$work/$name.log" 2>&1 &
+    server=$!
+    pids+=("$server")
+    # The port the server chose, from its start line (a fixed port might be another process's).
+    port=""
+    for _ in $(seq 1 300); do
+        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$work/$name.log")
+        [ -n "$port" ] && break
+        sleep 0.2
+    done
+    url="http://127.0.0.1:$port"
+    for _ in $(seq 1 150); do curl -sf -m 5 "$url/v1/health" >/dev/null 2>&1 && break; sleep 0.2; done
+    curl -sf "$url/v1/health" >/dev/null || { echo "callgrind-per-request: $name did not come up" >&2; tail -n 5 "$work/$name.log" >&2; exit 1; }
+    token=$(cat "$work/$name.$round/admin.token")
+    auth=(-H "Authorization: Bearer $token" -H "Content-Type: application/json")
+    curl -sf -X PUT "$url/v1/tokens/bench" "${auth[@]}" \
+        -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"}' >/dev/null
+    curl -sf -X POST "$url/v1/items/genericPassword" "${auth[@]}" \
+        -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
+    export KEYCHAIND_BENCH_TOKEN="$token"
+    wrk -t1 -c4 -d3s -s bench/wrk/auth.lua "$url$route" >/dev/null
+    callgrind_control -z "$server" >/dev/null 2>&1
+    out=$(wrk -t1 -c4 -d"${seconds}s" -s bench/wrk/auth.lua "$url$route")
+    callgrind_control -d "$server" >/dev/null 2>&1
+    requests=$(awk '/requests in/ { print $1 }' <<<"$out")
+    non2xx=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
+    [ -z "$non2xx" ] || { echo "callgrind-per-request: $name answered $non2xx non-2xx" >&2; exit 1; }
+    dump=$(ls -t "$work/$name.out.$server".* | head -1)
+    instructions=$(awk '/^(summary|totals):/ { print $2; exit }' "$dump")
+    [ -z "$keep" ] || cp "$dump" "$keep/$name.$round.callgrind"
+    per=$(awk -v i="$instructions" -v n="$requests" 'BEGIN { printf "%.0f", i / n }')
+    counts[$name]+=" $per"
+    echo "| $round | $name | $path | $requests | $instructions | $per |"
+    kill -TERM "$server"
+    wait "$server" 2>/dev/null || true
+done
+done
+echo
+echo "| server | route | Ir per request, median | range |"
+echo "| --- | --- | --- | --- |"
+for arm in "$@"; do
+    name=${arm%%=*}
+    echo "| $name | $path | $(median <<<"${counts[$name]}") | $(range <<<"${counts[$name]}") |"
+done
