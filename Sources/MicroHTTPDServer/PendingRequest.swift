@@ -1,4 +1,5 @@
 import Glibc
+import KeychainHTTP
 
 /// A request being received: its head, then the body pieces as they arrive.
 final class PendingRequest {
