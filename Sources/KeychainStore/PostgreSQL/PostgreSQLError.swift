@@ -30,8 +30,12 @@ struct PostgreSQLError: Error, CustomStringConvertible {
         self.constraint = constraint
     }
 
-    /// The connection is gone or was never made (no SQLSTATE, or class 08).
-    var isConnectionFailure: Bool { sqlState == nil || sqlState?.errorClass == "08" }
+    /// The connection is gone or was never made: no SQLSTATE, class 08 (connection exception), or
+    /// 57P01–57P03 (the server shut down, crashed, or is starting).
+    var isConnectionFailure: Bool {
+        guard let sqlState else { return true }
+        return sqlState.errorClass == "08" || sqlState.rawValue.hasPrefix("57P")
+    }
 
     var description: String {
         var text = "PostgreSQL error"

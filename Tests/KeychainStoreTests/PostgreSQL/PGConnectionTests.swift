@@ -1,3 +1,5 @@
+import Foundation
+import KeychainConcurrency
 import KeychainCore
 import Testing
 @testable import KeychainStore
@@ -76,5 +78,35 @@ struct PGConnectionTests {
         }
         #expect(error?.isConnectionFailure == true)
         #expect(error.map(StoreErrors.keychainError(for:))?.code == .io)
+    }
+}
+
+@Suite("PostgreSQL connections per thread")
+struct PGConnectionsTests {
+    private func backendPID(_ connections: PGConnections) throws -> Int64 {
+        try connections.withConnection { try $0.execute("SELECT pg_backend_pid()").int64(0, 0) }
+    }
+
+    @Test func eachThreadKeepsItsOwnConnection() throws {
+        let connections = PGConnections(url: try PGTestDatabase().url)
+        let mine = try backendPID(connections)
+        #expect(try backendPID(connections) == mine)
+        let other = PThreadLocked<Int64?>(nil)
+        let thread = Thread { other.withLock { $0 = try? self.backendPID(connections) } }
+        thread.start()
+        while other.withLock({ $0 }) == nil { usleep(1_000) }
+        #expect(other.withLock { $0 } != mine)
+    }
+
+    @Test func aConnectionTheServerDroppedIsMadeAgainOnTheNextCall() throws {
+        let database = try PGTestDatabase()
+        let connections = PGConnections(url: database.url)
+        let first = try backendPID(connections)
+        // The server ends that session (as a restart or a failover does).
+        try database.connect().execute("SELECT pg_terminate_backend($1::int)", [.int8(first)])
+        let error = #expect(throws: PostgreSQLError.self) { try backendPID(connections) }
+        #expect(error.map(StoreErrors.keychainError(for:))?.code == .io)
+        let second = try backendPID(connections)
+        #expect(second != first)
     }
 }
