@@ -3,7 +3,8 @@ import KeychainCore
 /// A filter's WHERE clause on PostgreSQL and the parameters bound to it, numbered from `$1`:
 /// the class as a literal (so the planner uses that class's partial indexes), the access groups,
 /// the persistent reference, then each compared attribute in name order, read through its
-/// primary-key default (`PGSchema.effective`) as SQLite's `FilterShape` does.
+/// primary-key default (`PGSchema.effective`) as SQLite's `FilterShape` does; a lookup attribute
+/// is compared by digest as well, which is what its index holds (`PGSchema.indexed`).
 ///
 /// A case-insensitive string comparison folds both sides with `lower()` under the ICU root
 /// collation (Unicode case mapping, as `ItemFilter.matches` folds with Swift's `lowercased()`);
@@ -13,6 +14,7 @@ struct PGItemFilter {
     var values: [PGValue]
 
     init(_ filter: ItemFilter) {
+        let lookup = Schema.leadingLookup(of: filter.itemClass) + [.synchronizable]
         var clause = "class = '\(filter.itemClass.code)' AND ("
         values = []
         for (index, group) in filter.accessGroups.enumerated() {
@@ -31,6 +33,10 @@ struct PGItemFilter {
                     + "lower($\(values.count) COLLATE \"und-x-icu\")"
             } else {
                 clause += " AND \(PGSchema.effective(attribute)) = $\(values.count)"
+                // The lookup index holds digests: compare them too, so that the planner uses it.
+                if lookup.contains(attribute) {
+                    clause += " AND \(PGSchema.indexed(attribute)) = \(PGSchema.indexed(attribute, parameter: "$\(values.count)"))"
+                }
             }
         }
         whereClause = clause

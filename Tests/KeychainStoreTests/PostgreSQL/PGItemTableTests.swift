@@ -114,3 +114,33 @@ struct PGItemTableTests {
         #expect(try PGItemTable.countByClass(on: db)[.genericPassword] == 0)
     }
 }
+
+@Suite("PostgreSQL items table: long values")
+struct PGItemTableLongValueTests {
+    @Test func attributesPastTheBTreeEntryLimitAreStoredFoundAndStillUnique() throws {
+        let db = try PGTestDatabase().connect()
+        try PGMigrations.apply(on: db)
+        let long = String(repeating: "x", count: 10_000)
+        let stored = item(account: long, service: long, extra: [.generic: .data(Array(repeating: 7, count: 10_000))])
+        #expect(try PGItemTable.insert(stored, sealedSecret: nil, on: db) != nil)
+        #expect(try PGItemTable.insert(item(account: long, service: long), sealedSecret: nil, on: db) == nil)
+        #expect(try PGItemTable.insert(item(account: long + "y", service: long), sealedSecret: nil, on: db) != nil)
+        let filter = ItemFilter(
+            itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string(long), .service: .string(long)])
+        let rows = try PGItemTable.rows(filter, after: nil, limit: nil, contents: .attributes, on: db)
+        #expect(rows.map(\.item.persistentRef) == [stored.persistentRef])
+        #expect(rows.first?.item[.generic] == .data(Array(repeating: 7, count: 10_000)))
+    }
+
+    @Test func aLookupByServiceAndAccountUsesTheClasssLookupIndex() throws {
+        let db = try PGTestDatabase().connect()
+        try PGMigrations.apply(on: db)
+        let filter = PGItemFilter(
+            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a"), .service: .string("s")]))
+        try db.executeScript("SET enable_seqscan = off")
+        let plan = try db.execute("EXPLAIN SELECT seq FROM items WHERE \(filter.whereClause) ORDER BY seq", filter.values)
+        let text = (0..<plan.count).map { plan.text($0, 0) }.joined(separator: "\n")
+        // The digests are the index condition: the scan seeks, it does not read the whole index.
+        #expect(text.contains(Schema.lookupIndexName(.genericPassword)) && text.contains("Index Cond: ((text_digest"), "\(text)")
+    }
+}
