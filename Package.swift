@@ -51,6 +51,9 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CProcessHardening"),
 
         // MARK: Swift layers
@@ -59,7 +62,7 @@ let package = Package(
         .target(
             name: "KeychainStore",
             dependencies: [
-                "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL",
+                "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL", "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings + faultInjection),

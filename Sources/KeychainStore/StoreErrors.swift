@@ -24,6 +24,11 @@ enum StoreErrors {
                 return .io("the database is busy (SQLite \(error.code.rawValue))")
             }
             return .io("storage failure (SQLite \(error.code.rawValue): \(error.message))")
+        case let error as PostgreSQLError:
+            if error.sqlState == .uniqueViolation { return .duplicateItem() }
+            if error.sqlState == .diskFull { return KeychainError(.diskFull, "the database's disk is full") }
+            if error.isConnectionFailure { return .io("the database is unreachable") }
+            return .io("storage failure (PostgreSQL \(error.sqlState?.rawValue ?? "?"))")
         case let error as CryptoError:
             return error.keychainError
         case let error as SealedBackupError:

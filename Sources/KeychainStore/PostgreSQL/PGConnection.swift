@@ -1,0 +1,116 @@
+internal import CLibPQ
+
+/// One PostgreSQL connection through libpq: owns the `PGconn` (finished in `deinit`), prepares
+/// each statement once (named by the order it was first seen), and sends every parameter and
+/// reads every result in binary format.
+///
+/// Not Sendable: a libpq connection serves one thread at a time, so each worker thread holds its
+/// own (docs/decisions.md, "PostgreSQL through libpq"). Nothing above this file sees a pointer.
+final class PGConnection {
+    private let handle: OpaquePointer
+    /// Statement name by SQL text and parameter types (a statement's types are fixed when prepared).
+    private var prepared: [PreparedKey: String] = [:]
+
+    private struct PreparedKey: Hashable {
+        let sql: String
+        let types: [Oid]
+    }
+
+    /// Connects with a libpq connection string (`host=… port=… dbname=…` or a `postgresql://` URL).
+    init(url: String) throws {
+        guard let handle = PQconnectdb(url) else {
+            throw PostgreSQLError(sqlState: nil, message: "out of memory")
+        }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let message = Self.message(of: handle)
+            PQfinish(handle)
+            throw PostgreSQLError(sqlState: nil, message: message)
+        }
+        // Notices (`… already exists, skipping`) would go to standard error by default.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+        self.handle = handle
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// Whether the connection is still up (false after the server went away).
+    var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Runs one statement with `values` as `$1…$n` and returns its rows (none for a command).
+    @discardableResult
+    func execute(_ sql: String, _ values: [PGValue] = []) throws -> PGRows {
+        let types = values.map(Self.typeOID)
+        let name = try statementName(sql, types: types)
+        let result = ParameterBuffer(values).withParameters { pointers, lengths, formats in
+            PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+        }
+        return try checked(result)
+    }
+
+    /// Runs a script of statements without parameters (the simple-query protocol, text results
+    /// discarded): schema changes.
+    func executeScript(_ sql: String) throws {
+        _ = try checked(PQexec(handle, sql))
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try executeScript("BEGIN")
+        do {
+            let value = try body()
+            try executeScript("COMMIT")
+            return value
+        } catch {
+            if PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? executeScript("ROLLBACK") }
+            throw error
+        }
+    }
+
+    private func statementName(_ sql: String, types: [Oid]) throws -> String {
+        let key = PreparedKey(sql: sql, types: types)
+        if let name = prepared[key] { return name }
+        let name = "s\(prepared.count)"
+        let result = types.withUnsafeBufferPointer { PQprepare(handle, name, sql, Int32(types.count), $0.baseAddress) }
+        _ = try checked(result)
+        prepared[key] = name
+        return name
+    }
+
+    /// The result as rows, or its error thrown (the result cleared).
+    private func checked(_ result: OpaquePointer?) throws -> PGRows {
+        guard let result else { throw PostgreSQLError(sqlState: nil, message: Self.message(of: handle)) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return PGRows(result: result)
+        default:
+            defer { PQclear(result) }
+            let field = { (code: Int32) in PQresultErrorField(result, code).map { String(cString: $0) } }
+            throw PostgreSQLError(
+                sqlState: field(CLibPQ_DIAG_SQLSTATE).map(PostgreSQLError.SQLState.init(rawValue:)),
+                message: field(CLibPQ_DIAG_MESSAGE_PRIMARY) ?? Self.message(of: handle),
+                constraint: field(CLibPQ_DIAG_CONSTRAINT_NAME))
+        }
+    }
+
+    private static func message(of handle: OpaquePointer) -> String {
+        PQerrorMessage(handle).map { String(cString: $0) }?.trimmingWhitespace ?? "unknown libpq error"
+    }
+
+    private static func typeOID(_ value: PGValue) -> Oid {
+        switch value {
+        case .null: 0  // the server infers it from the statement
+        case .int8: CLibPQ_OID_INT8
+        case .text: CLibPQ_OID_TEXT
+        case .bytea: CLibPQ_OID_BYTEA
+        case .bool: CLibPQ_OID_BOOL
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingWhitespace: String {
+        var view = Substring(self)
+        while let last = view.last, last.isWhitespace { view.removeLast() }
+        return String(view)
+    }
+}

@@ -1,0 +1,120 @@
+import KeychainCore
+
+/// The PostgreSQL shape of keychain items, the same as SQLite's (`Schema`): one typed column per
+/// catalogue attribute named by its JSON name, the secret sealed with the same AAD binding, and
+/// per stored class a partial UNIQUE index over its primary key, the access group included, with
+/// absent values read as Apple's defaults (`coalesce`), so that NULLs collide as SQLite's
+/// `ifnull` makes them (a plain unique index would treat them as distinct), and long values
+/// indexed by digest (`indexed`).
+enum PGSchema {
+    static func sqlType(_ attribute: Attribute) -> String {
+        switch attribute.valueType {
+        case .string, .enumeration: "text"
+        case .data: "bytea"
+        case .integer, .bool, .date: "bigint"
+        }
+    }
+
+    /// The SQL literal of the primary-key default of an attribute's type.
+    static func defaultLiteral(_ attribute: Attribute) -> String {
+        switch attribute.valueType {
+        case .string, .enumeration: "''"
+        case .data: "'\\x'::bytea"
+        case .integer, .bool: "0"
+        case .date: "\(Schema.referenceDateMilliseconds)"
+        }
+    }
+
+    /// `coalesce("col", default)`: the value used for matching and uniqueness.
+    static func effective(_ attribute: Attribute) -> String {
+        "coalesce(\(Schema.column(attribute)), \(defaultLiteral(attribute)))"
+    }
+
+    /// What the indexes hold of an attribute: its effective value for integers, and a SHA-256
+    /// digest of it for strings and data, since a B-tree entry is limited to about 2.7 kB and an
+    /// attribute is not (SQLite stores any size; PostgreSQL refused a 3.2 kB one with 54000). Equal
+    /// digests mean equal values, so uniqueness is unchanged. Text goes through `text_digest`.
+    static func indexed(_ attribute: Attribute) -> String {
+        switch attribute.valueType {
+        case .string, .enumeration: "text_digest(\(effective(attribute)))"
+        case .data: "sha256(\(effective(attribute)))"
+        case .integer, .bool, .date: effective(attribute)
+        }
+    }
+
+    /// `indexed` of a parameter (`$n`) of `attribute`'s type, for a find to name the index.
+    static func indexed(_ attribute: Attribute, parameter: String) -> String {
+        switch attribute.valueType {
+        case .string, .enumeration: "text_digest(\(parameter)::text)"
+        case .data: "sha256(\(parameter)::bytea)"
+        case .integer, .bool, .date: parameter
+        }
+    }
+
+    static func createItemsTable() -> String {
+        let columns = Attribute.all.map { "    \(Schema.column($0)) \(sqlType($0))" }.joined(separator: ",\n")
+        return """
+            CREATE TABLE items (
+                seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                class text NOT NULL,
+                persistent_ref text NOT NULL UNIQUE,
+            \(columns),
+                secret bytea
+            );
+            """
+    }
+
+    static func createPrimaryKeyIndex(_ itemClass: ItemClass) -> String {
+        let expressions = Schema.primaryKeyIndexOrder(of: itemClass).map(indexed).joined(separator: ", ")
+        return """
+            CREATE UNIQUE INDEX \(Schema.primaryKeyIndexName(itemClass)) ON items (\(expressions)) \
+            WHERE class = '\(itemClass.code)';
+            """
+    }
+
+    /// Per class, the common lookup attributes and `synchronizable` followed by `seq`, so that a
+    /// lookup returns its matches in creation order without a sort (SQLite's migration 2).
+    static func createLookupIndex(_ itemClass: ItemClass) -> String {
+        let columns = (Schema.leadingLookup(of: itemClass) + [.synchronizable]).map(indexed) + ["seq"]
+        return "CREATE INDEX \(Schema.lookupIndexName(itemClass)) ON items (\(columns.joined(separator: ", "))) "
+            + "WHERE class = '\(itemClass.code)';"
+    }
+
+    /// Migration 1: items, the keyring (wrapped data keys per term and the key check value) and
+    /// clients, as SQLite's version 1 and 2 hold them.
+    /// SHA-256 of a text's bytes. `textsend` is only STABLE in the catalogue, which an index
+    /// expression refuses; its bytes are the text in the database's encoding, which never changes
+    /// for a database, so the digest is IMMUTABLE in fact.
+    static let createTextDigest = """
+        CREATE FUNCTION text_digest(text) RETURNS bytea
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+            RETURN sha256(textsend($1));
+        """
+
+    static func version1() -> String {
+        var script = createTextDigest + "\n" + createItemsTable() + "\n"
+        for itemClass in ItemClass.storedClasses {
+            script += createPrimaryKeyIndex(itemClass) + "\n" + createLookupIndex(itemClass) + "\n"
+        }
+        script += """
+            CREATE TABLE keyring (
+                term bigint PRIMARY KEY,
+                wrapped_key bytea NOT NULL,
+                created bigint NOT NULL,
+                encryptions bigint NOT NULL DEFAULT 0
+            );
+            CREATE TABLE keyring_check (
+                id integer PRIMARY KEY CHECK (id = 1),
+                check_value bytea NOT NULL
+            );
+            CREATE TABLE clients (
+                name text PRIMARY KEY,
+                access_groups text NOT NULL,
+                role text NOT NULL,
+                created bigint NOT NULL,
+                token_hash bytea NOT NULL UNIQUE
+            );
+            """
+        return script
+    }
+}

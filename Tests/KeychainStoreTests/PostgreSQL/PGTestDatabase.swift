@@ -1,0 +1,19 @@
+import Foundation
+import KeychainTestSupport
+@testable import KeychainStore
+
+/// An empty database for one test: a schema of its own on the process's throwaway cluster
+/// (`ThrowawayPostgres.shared()`), which every connection made with `url` uses as its search path.
+/// Much cheaper than a database per test; the cluster goes when the process ends.
+struct PGTestDatabase {
+    let url: String
+
+    init() throws {
+        let cluster = try ThrowawayPostgres.shared()
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try PGConnection(url: cluster.url()).executeScript("CREATE SCHEMA \(schema)")
+        url = cluster.url() + " options='-c search_path=\(schema)'"
+    }
+
+    func connect() throws -> PGConnection { try PGConnection(url: url) }
+}
