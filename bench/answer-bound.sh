@@ -12,19 +12,7 @@ count="${1:-40}"
 size="${2:-760000}"
 bench_workspace
 
-binary="${KEYCHAIND:-}"
-if [ -z "$binary" ]; then
-    swift build -c release --product keychaind >/dev/null
-    binary=.build/release/keychaind
-fi
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-KEYCHAIND_LOG_LEVEL=warning "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/data" >"$work/server.log" 2>&1 &
-server=$!
-pids+=("$server")
-until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
-    kill -0 "${pids[-1]}" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
-    sleep 0.01
-done
+bench_serve_one
 
 python3 - "$port" "$(cat "$work/data/admin.token")" "$count" "$size" "$server" <<'PY'
 import http.client, json, sys, time

@@ -22,3 +22,23 @@ bench_cleanup() {
     wait 2>/dev/null || true
     rm -rf "$work"
 }
+
+# One release keychaind on a free loopback port, its data in $work/data (after bench_workspace):
+# the binary is $KEYCHAIND when set, else this tree's release build. Sets $port and $server (its
+# PID, stopped on exit) once it answers /v1/health.
+bench_serve_one() {
+    local binary="${KEYCHAIND:-}"
+    if [ -z "$binary" ]; then
+        swift build -c release --product keychaind >/dev/null
+        binary=.build/release/keychaind
+    fi
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    KEYCHAIND_LOG_LEVEL=warning "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/data" \
+        >"$work/server.log" 2>&1 &
+    server=$!
+    pids+=("$server")
+    until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
+        kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+        sleep 0.01
+    done
+}
