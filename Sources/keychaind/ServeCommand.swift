@@ -3,6 +3,7 @@ import Foundation
 import KeychainConfig
 import KeychainHTTP
 import KeychainObservability
+import KeychainRefresh
 import KeychainStore
 import Logging
 import MicroHTTPDServer
@@ -50,6 +51,7 @@ struct ServeCommand: ParsableCommand {
         let server: MicroHTTPDServer
         let directoryLock: DataDirectoryLock
         var backups: BackupScheduler?
+        var backgroundRefresher: BackgroundRefresher?
         let observe: Observe
         do {
             directoryLock = try directory.acquireLock()
@@ -78,12 +80,19 @@ struct ServeCommand: ParsableCommand {
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
             observe = try Observe.make(configuration, vault: vault, logger: logger)
+            let refresher = Wiring.refresher(vault: vault, configuration: configuration, logger: logger)
             let application = Wiring.application(
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
-                observe: observe, configuration: configuration)
+                observe: observe, configuration: configuration, refresher: refresher)
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger)
             try server.start()
+            if configuration.refreshIntervalSeconds > 0 {
+                let background = BackgroundRefresher(
+                    refresher: refresher, interval: TimeInterval(configuration.refreshIntervalSeconds))
+                background.start()
+                backgroundRefresher = background
+            }
         } catch {
             throw Failure(error)
         }
@@ -95,6 +104,7 @@ struct ServeCommand: ParsableCommand {
 
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
+        backgroundRefresher?.stop()
         server.stop()
         observe.auditLog?.close()
         backups?.stop()

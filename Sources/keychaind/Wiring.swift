@@ -3,6 +3,7 @@ import KeychainAPI
 import KeychainConfig
 import KeychainCore
 import KeychainHTTP
+import KeychainRefresh
 import KeychainStore
 import Logging
 import MicroHTTPDServer
@@ -11,26 +12,58 @@ import MicroHTTPDServer
 enum Wiring {
     static func application(
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
-        configuration: ServerConfiguration = ServerConfiguration()
+        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)
-        router.addTokenRoutes(tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()))
+        router.addTokenRoutes(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher),
+            refresher: refresher)
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
         if let observe {
             router.addMetricsRoute(
                 metrics: observe.metrics,
                 sources: observe.sources(
-                    vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup }))
+                    vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup },
+                    refresh: refreshStatistics(refresher)))
         }
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
             authFailureLimiter: authFailureLimiter(configuration))
+    }
+
+    /// Server-side token refresh (`refresh.*`): the token endpoint client and the refresher over
+    /// the vault's items. Each exchange's outcome is logged (service, state, the provider's
+    /// error; never a token or secret).
+    static func refresher(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> TokenRefresher {
+        let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
+        let store = RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+        let outbound = OutboundHTTPSettings(
+            timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
+            caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        return TokenRefresher(
+            store: store, endpoint: TokenEndpointClient(settings: outbound),
+            waitLimit: TimeInterval(configuration.refreshWaitSeconds),
+            report: { key, outcome, state in
+            var metadata: Logger.Metadata = [
+                "service": "\(key.service)", "accessGroup": "\(key.group)", "outcome": "\(outcome.rawValue)",
+                "state": "\(state.condition.rawValue)", "failures": "\(state.failures)",
+            ]
+            if let user = key.user { metadata["user"] = "\(user)" }
+            if let error = state.lastError { metadata["error"] = "\(error)" }
+            logger.log(level: outcome == .refreshed ? .info : .warning, "token refresh", metadata: metadata)
+        })
+    }
+
+    private static func refreshStatistics(_ refresher: TokenRefresher?) -> (@Sendable () -> RefreshStatistics)? {
+        guard let refresher else { return nil }
+        return { refresher.statistics() }
     }
 
     /// `limits.authFailuresPerMinute` = 0 turns the limit off.

@@ -16,6 +16,8 @@ public struct MetricsSources: Sendable {
     public var auditWriteFailures: (@Sendable () -> UInt64)?
     /// The background re-encryption after a rotate, nil when none has run since start.
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
+    /// Server-side token refresh: exchanges, their latency, settings per state.
+    public var refresh: (@Sendable () -> RefreshStatistics)?
     public var clock: @Sendable () -> Date
 
     public init(
@@ -79,12 +81,38 @@ extension Router {
                     "keychaind_reencryption_running", labels: [("term", String(progress.targetTerm))],
                     progress.state == .running ? 1.0 : 0.0)
             }
+            if let refresh = sources.refresh?() { text.refresh(refresh) }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
                 text.sample("keychaind_audit_write_failures_total", failures())
             }
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", PrometheusText.contentType)], body: Array(text.text.utf8))
+        }
+    }
+}
+
+extension PrometheusText {
+    /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and
+    /// `keychaind_token_refresh_settings{state}`.
+    mutating func refresh(_ statistics: RefreshStatistics) {
+        family("keychaind_token_refresh_total", type: "counter", help: "Token endpoint exchanges, by outcome.")
+        for outcome in RefreshStatistics.Outcome.allCases {
+            sample("keychaind_token_refresh_total", labels: [("outcome", outcome.rawValue)], statistics.exchanges[outcome] ?? 0)
+        }
+        family("keychaind_token_refresh_duration_seconds", type: "histogram", help: "Token endpoint exchange latency.")
+        var cumulative: UInt64 = 0
+        for (index, bound) in RefreshStatistics.latencyBuckets.enumerated() {
+            cumulative += statistics.latencyCounts[index]
+            sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", PrometheusText.format(bound))], cumulative)
+        }
+        let count = statistics.latencyCounts.reduce(0, +)
+        sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", "+Inf")], count)
+        sample("keychaind_token_refresh_duration_seconds_sum", statistics.latencySum)
+        sample("keychaind_token_refresh_duration_seconds_count", count)
+        family("keychaind_token_refresh_settings", type: "gauge", help: "Refresh settings, by state.")
+        for state in RefreshState.Condition.allCases {
+            sample("keychaind_token_refresh_settings", labels: [("state", state.rawValue)], UInt64(statistics.settings[state] ?? 0))
         }
     }
 }
