@@ -179,3 +179,4 @@ public let errSecDecode: OSStatus = -26275
 public let errSecMissingEntitlement: OSStatus = -34018
 public let errSecRestrictedAPI: OSStatus = -34020
 public let errSecInvalidValue: OSStatus = -67694
+public let errSecServiceNotAvailable: OSStatus = -67585

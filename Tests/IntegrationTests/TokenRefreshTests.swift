@@ -1,4 +1,5 @@
 import Foundation
+import KeychainClient
 import Testing
 
 /// Server-side refresh (`api.md` "Keeping tokens fresh") end to end: the real binary on loopback
@@ -90,6 +91,29 @@ final class TokenRefreshTests {
         stats = try provider.stats()
         #expect(stats.presented == [seeded.refreshToken, rotated])
         #expect(try authorization("api.example.com").json["Authorization"] as? String == "Bearer \(stats.issued[1])")
+    }
+
+    @Test func theClientLibraryConfiguresRefreshAndItsHeaderIsAlwaysFresh() async throws {
+        let keychain = try KeychainClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: admin, timeout: 10)
+        let seeded = try provider.seed(clientId: OAuthServer.postClient.id)
+        try await keychain.saveTokens(
+            service: "lib.example.com", accessToken: seeded.accessToken, refreshToken: .replace(seeded.refreshToken),
+            expiresAt: Date(timeIntervalSinceNow: -60))
+        #expect(try await keychain.refreshState(service: "lib.example.com") == nil)
+        let configured = try await keychain.configureRefresh(
+            service: "lib.example.com", tokenEndpoint: provider.tokenEndpoint, grant: .refreshToken,
+            clientId: OAuthServer.postClient.id, clientSecret: OAuthServer.postClient.secret, clientAuth: .post)
+        #expect(configured.state == .ok)
+        #expect(configured.clientAuth == .post)
+        let header = try await keychain.getAuthorizationHeader(service: "lib.example.com")
+        #expect(header == ["Authorization": "Bearer \(try provider.stats().issued.last ?? "")"])
+        let state = try #require(try await keychain.refreshState(service: "lib.example.com"))
+        #expect(state.state == .ok)
+        #expect(state.lastRefreshAt != nil)
+        #expect(try await keychain.refreshNow(service: "lib.example.com").failures == 0)
+        #expect(try await keychain.removeRefresh(service: "lib.example.com"))
+        #expect(try await keychain.removeRefresh(service: "lib.example.com") == false)
+        #expect(try await keychain.tokens(service: "lib.example.com")?.accessToken == provider.stats().issued.last)
     }
 
     @Test func sixtyFourConcurrentFetchesOfAnExpiredTokenMakeOneExchange() throws {
