@@ -1,4 +1,4 @@
-public import KeychainCore
+import KeychainCore
 import KeychainAPI
 
 /// A token endpoint's answer read as RFC 6749 §5 says: 200 with `access_token`, `token_type`

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import KeychainCore
 
 /// The answer of `PUT`, `GET` and `POST /tokens/{service}/refresh`: the setting, never its client

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Which tokens a refresh setting keeps fresh: a service's, with or without a user, in one access
 /// group (the group the token items live in).

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What calls a provider's token endpoint: `TokenEndpointClient` (libcurl) in KeychainRefresh.
 public protocol TokenEndpoint: Sendable {

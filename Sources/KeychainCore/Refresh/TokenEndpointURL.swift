@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A token endpoint keychaind may call: `https`, or plain `http` to a loopback address only (a
 /// refresh setting makes the server call out, and its traffic carries secrets).
