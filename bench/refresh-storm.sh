@@ -31,19 +31,22 @@ auth=(-H "Authorization: Bearer $token" -H "Content-Type: application/json")
 # The service wrk fetches: no refresh setting, valid for a day.
 curl -sf -X PUT "$kc/v1/tokens/steady" "${auth[@]}" -d '{"accessToken":"steady-token","expiresIn":86400}' >/dev/null
 
-# N services whose tokens expire in 90 s, renewed 60 s ahead: all due 30 s from now, at once.
+# N services whose tokens all expire at the same moment, renewed 60 s ahead: all due at once,
+# DUE seconds (150, env REGISTER_SECONDS) after the start of the registration.
+due=$(( $(date +%s) + ${REGISTER_SECONDS:-150} ))
+expires=$(date -u -d "@$((due + 60))" +%Y-%m-%dT%H:%M:%SZ)
 setting='{"tokenEndpoint":"'"$provider"'/token","grant":"client_credentials","clientId":"post-client","clientSecret":"s3cret-post","clientAuth":"post","refreshBefore":60}'
 for i in $(seq 1 "$services"); do
-    curl -sf -X PUT "$kc/v1/tokens/storm-$i" "${auth[@]}" -d '{"accessToken":"old-'"$i"'","expiresIn":90}' >/dev/null
+    curl -sf -X PUT "$kc/v1/tokens/storm-$i" "${auth[@]}" -d '{"accessToken":"old-'"$i"'","expiresAt":"'"$expires"'"}' >/dev/null
     curl -sf -X PUT "$kc/v1/tokens/storm-$i/refresh" "${auth[@]}" -d "$setting" >/dev/null
 done
-registered=$(date +%s)
+[ "$(date +%s)" -lt "$due" ] || { echo "refresh-storm: registration outlasted REGISTER_SECONDS; raise it" >&2; exit 1; }
 
 fetch() { KEYCHAIND_BENCH_TOKEN="$token" wrk -t2 -c16 -d"$1s" --latency -s bench/wrk/auth.lua "$kc/v1/tokens/steady/authorization"; }
 idle=$(fetch 8)
 calls_before=$(curl -sf "$provider/stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"])')
 # Wait until the storm is due, then measure fetches while it runs.
-while [ $(( $(date +%s) - registered )) -lt 30 ]; do sleep 0.2; done
+while [ "$(date +%s)" -lt "$due" ]; do sleep 0.2; done
 started=$(date +%s.%N)
 fetch 12 >"$work/storm.wrk" &
 wrk_pid=$!
