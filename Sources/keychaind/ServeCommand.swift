@@ -80,7 +80,8 @@ struct ServeCommand: ParsableCommand {
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
             observe = try Observe.make(configuration, vault: vault, logger: logger)
-            let refresher = Wiring.refresher(vault: vault, configuration: configuration, logger: logger)
+            let refresher = Wiring.refresher(
+                vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
             let application = Wiring.application(
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
                 observe: observe, configuration: configuration, refresher: refresher)

@@ -39,8 +39,10 @@ enum Wiring {
 
     /// Server-side token refresh (`refresh.*`): the token endpoint client and the refresher over
     /// the vault's items. Each exchange's outcome is logged (service, state, the provider's
-    /// error; never a token or secret).
-    static func refresher(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> TokenRefresher {
+    /// error; never a token or secret) and audited (the service tagged, the state).
+    static func refresher(
+        vault: Vault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
+    ) -> TokenRefresher {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         let store = RefreshSettingStore(
             tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
@@ -58,6 +60,7 @@ enum Wiring {
             if let user = key.user { metadata["user"] = "\(user)" }
             if let error = state.lastError { metadata["error"] = "\(error)" }
             logger.log(level: outcome == .refreshed ? .info : .warning, "token refresh", metadata: metadata)
+            auditor?.recordRefresh(key, state: state.condition, refreshed: outcome == .refreshed)
         })
     }
 

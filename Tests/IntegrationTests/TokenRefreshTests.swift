@@ -278,6 +278,12 @@ final class TokenRefreshTests {
             for secret in secrets { #expect(!text.contains(secret)) }
         }
         #expect(audit.contains("/tokens/{service}/refresh"))
+        // Each exchange has its audit line: the service tagged, the state it left.
+        let exchanges = audit.split(separator: "\n").filter { $0.contains(#""phase":"refresh""#) }
+        #expect(exchanges.count == 2, "\(audit)")
+        #expect(exchanges.first?.contains(#""client":"keychaind-refresh""#) == true)
+        #expect(exchanges.last?.contains(#""refresh":"needsReauth""#) == true)
+        #expect(exchanges.allSatisfy { !$0.contains("quiet.example.com") })
     }
 
     @Test func killedDuringAnExchangeComesBackWithTheOldTokensThenNeedsReauthWithoutALoop() throws {
