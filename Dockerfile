@@ -12,7 +12,8 @@
 #
 # Two stages: Swift on Debian bookworm builds a release binary with the Swift runtime linked in
 # statically (--static-swift-stdlib), and debian:bookworm-slim runs it with only the C libraries
-# it links (libmicrohttpd12, libsqlite3-0, libssl3 for libcrypto, libpq5), ca-certificates, and curl for
+# it links (libmicrohttpd12, libsqlite3-0, libssl3 for libcrypto, libpq5, libcurl4 for the token
+# endpoint client of server-side refresh), ca-certificates (also what refresh verifies providers with), and curl for
 # the HEALTHCHECK (which must speak HTTPS). This repository's CI has no container engine, so the
 # image is not built there: scripts/dockerfile-check (run by scripts/test) checks the runtime
 # stage's packages against `ldd` of the binary, the entrypoint against the path the builder stage
@@ -23,7 +24,7 @@ ARG RUNTIME_IMAGE=debian:bookworm-slim
 FROM ${SWIFT_IMAGE} AS builder
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd-dev libsqlite3-dev libssl-dev libpq-dev pkg-config \
+        libmicrohttpd-dev libsqlite3-dev libssl-dev libpq-dev libcurl4-openssl-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Manifest first, so that dependency resolution is cached across source changes.
@@ -38,7 +39,7 @@ RUN swift build -c release --product keychaind --static-swift-stdlib \
 FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libmicrohttpd12 libsqlite3-0 libssl3 libpq5 ca-certificates curl \
+        libmicrohttpd12 libsqlite3-0 libssl3 libpq5 libcurl4 ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 keychaind \
     && useradd --system --uid 10001 --gid keychaind --home-dir /data --no-create-home \

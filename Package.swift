@@ -6,9 +6,9 @@ import PackageDescription
 ///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  keychaind
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
-/// C is reached only through the system-library modules, and only from KeychainStore,
-/// MicroHTTPDServer, keychaind (CProcessHardening) and KeychainClient (COpenSSL for SecKey), with
-/// `internal import` (docs/decisions.md).
+/// C is reached only through the system-library modules, and only from KeychainStore (CSQLite,
+/// COpenSSL, CLibPQ), MicroHTTPDServer, KeychainRefresh (CCurl), keychaind (CProcessHardening) and
+/// KeychainClient (COpenSSL for SecKey), with `internal import` (docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
 /// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
 /// Every target: existentials spelled `any`, and every import declared where it is used,
@@ -55,6 +55,9 @@ let package = Package(
             name: "CLibPQ", pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CProcessHardening"),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
@@ -71,6 +74,12 @@ let package = Package(
             dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings),
         .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+        // Server-side token refresh: the token endpoint client (libcurl) and the refresher
+        // (single flight, states, background thread); docs/decisions.md, "Outbound HTTP through libcurl".
+        .target(
+            name: "KeychainRefresh",
+            dependencies: ["KeychainCore", "KeychainAPI", "KeychainConcurrency", "CCurl"],
+            swiftSettings: swiftSettings),
         .target(
             name: "KeychainHTTP",
             dependencies: [
@@ -99,7 +108,7 @@ let package = Package(
             name: "keychaind",
             dependencies: [
                 "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
-                "MicroHTTPDServer", "KeychainConfig", "CProcessHardening",
+                "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh", "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -158,12 +167,14 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "keychaind", "KeychainAPI", "KeychainClient",
+                "keychaind", "KeychainAPI", "KeychainClient", "KeychainRefresh", "KeychainCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // A client test calls from a NIO event loop thread.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
+            // The refresh tests' OAuth 2.0 server, run with python3 from where it lies.
+            exclude: ["Support/oauth_server.py"],
             swiftSettings: swiftSettings + faultInjection),
         // The seeds' Apple code compiled from its own files with `import Security` changed to
         // `import KeychainClient`, run against the real binary (docs/decisions.md, "Seed code tests"):

@@ -17,17 +17,21 @@
 #       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
 # options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read|add (token)
 #   (add: a new item per request; p50/p99 are printed too, as writes are judged by their latency)
+#   -x NAME[,NAME...]: the token fetch with server-side refresh: every arm's bench token expires in a
+#      day, and the named arms also keep it with a refresh setting (never due in the run, so the
+#      fetch pays only the due check), e.g. `-x with plain=BIN with=BIN` (docs/benchmarks.md).
 # needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib.sh
-connections=64 seconds=4 rounds=10 path=token
-while getopts c:d:r:p: option; do
+connections=64 seconds=4 rounds=10 path=token refresh_arms=""
+while getopts c:d:r:p:x: option; do
     case $option in
     c) connections=$OPTARG ;;
     d) seconds=$OPTARG ;;
     r) rounds=$OPTARG ;;
     p) path=$OPTARG ;;
+    x) refresh_arms=",$OPTARG," ;;
     *) exit 2 ;;
     esac
 done
@@ -76,8 +80,14 @@ for index in "${!names[@]}"; do
     [ "$index" = 0 ] && continue
     token=$(cat "$work/${names[$index]}/admin.token")
     auth=(-H "Authorization: Bearer $token" -H "Content-Type: application/json")
+    expiry=""
+    [ -n "$refresh_arms" ] && expiry=',"expiresIn":86400'
     curl -sf -X PUT "http://127.0.0.1:${ports[$index]}/v1/tokens/bench" "${auth[@]}" \
-        -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"}' >/dev/null
+        -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"'"$expiry"'}' >/dev/null
+    if [[ "$refresh_arms" == *",${names[$index]},"* ]]; then
+        curl -sf -X PUT "http://127.0.0.1:${ports[$index]}/v1/tokens/bench/refresh" "${auth[@]}" \
+            -d '{"tokenEndpoint":"http://127.0.0.1:9/token","grant":"refresh_token","clientId":"bench","clientSecret":"bench-secret"}' >/dev/null
+    fi
     curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/items/genericPassword" "${auth[@]}" \
         -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
 done

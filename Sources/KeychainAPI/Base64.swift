@@ -25,7 +25,7 @@ public enum Base64 {
 
     /// Appends the base64 of `bytes` to `output`: an answer's secret goes into the answer's bytes
     /// directly, with no string (nor copy of the secret) in between.
-    static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
+    public static func append(_ bytes: UnsafeRawBufferPointer, to output: inout [UInt8]) {
         output.reserveCapacity(output.count + (bytes.count + 2) / 3 * 4)
         digits.withUnsafeBufferPointer { digits in
             var index = 0

@@ -28,7 +28,7 @@ public enum RefreshTokenChange: Sendable, Equatable {
 
 extension KeychainClient {
     /// The token routes' path and query for a service's tokens.
-    private func tokenRoute(_ naming: TokenNaming, suffix: String = "") -> (String, [QueryParameter]) {
+    func tokenRoute(_ naming: TokenNaming, suffix: String = "") -> (String, [QueryParameter]) {
         ("/tokens/" + Self.pathSegment(naming.service) + suffix, naming.queryParameters)
     }
 

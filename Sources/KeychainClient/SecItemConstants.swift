@@ -202,3 +202,4 @@ public let errSecRestrictedAPI: OSStatus = -34020
 public let errSecInvalidValue: OSStatus = -67694
 /// SecKeyVerifySignature's code for a signature that does not verify.
 public let errSecVerifyFailed: OSStatus = -67808
+public let errSecServiceNotAvailable: OSStatus = -67585

@@ -33,6 +33,7 @@ public enum ConfigurationLoader {
         "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
+        "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -151,6 +152,10 @@ public enum ConfigurationLoader {
         case "audit.file": configuration.auditFile = setting.value
         case "audit.failClosed": configuration.auditFailClosed = try boolean()
         case "audit.fsync": configuration.auditFsync = try boolean()
+        case "refresh.caFile": configuration.refreshCAFile = setting.value
+        case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
+        case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)
+        case "refresh.intervalSeconds": configuration.refreshIntervalSeconds = try integer(atLeast: 0)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

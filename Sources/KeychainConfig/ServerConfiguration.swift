@@ -32,6 +32,10 @@ import Foundation
 /// | `audit.file` | path, empty = `<dataDir>/audit.log` | empty | `KEYCHAIND_AUDIT_FILE` |
 /// | `audit.failClosed` | boolean | `false` | `KEYCHAIND_AUDIT_FAIL_CLOSED` |
 /// | `audit.fsync` | boolean | `false` | `KEYCHAIND_AUDIT_FSYNC` |
+/// | `refresh.caFile` | path of PEM CAs token endpoints are verified against, empty = the system's | empty | `KEYCHAIND_REFRESH_CA_FILE` |
+/// | `refresh.timeoutSeconds` | integer ≥ 1, one token endpoint call at most | `10` | `KEYCHAIND_REFRESH_TIMEOUT_SECONDS` |
+/// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
+/// | `refresh.intervalSeconds` | integer ≥ 0, how often the background refresher looks for due tokens, 0 = off | `5` | `KEYCHAIND_REFRESH_INTERVAL_SECONDS` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -68,6 +72,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auditFile: String = ""
     public var auditFailClosed: Bool = false
     public var auditFsync: Bool = false
+    public var refreshCAFile: String = ""
+    public var refreshTimeoutSeconds: Int = 10
+    public var refreshWaitSeconds: Int = 15
+    public var refreshIntervalSeconds: Int = 5
 
     /// TLS 1.3 and 1.2 only; key exchange by ECDHE only (forward secrecy: no RSA key transport,
     /// no finite-field DHE); AEAD ciphers only (no CBC, so no MAC-then-encrypt padding oracles).

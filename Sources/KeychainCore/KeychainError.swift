@@ -48,6 +48,8 @@ public struct KeychainError: Error, Equatable, Hashable, Sendable, CustomStringC
         case missingEntitlement = -34018
         case restrictedAPI = -34020
         case invalidValue = -67694
+        /// A refresh setting's provider gave no valid token (HTTP 502).
+        case serviceNotAvailable = -67585
 
         public var name: String {
             switch self {
@@ -75,6 +77,7 @@ public struct KeychainError: Error, Equatable, Hashable, Sendable, CustomStringC
             case .missingEntitlement: "errSecMissingEntitlement"
             case .restrictedAPI: "errSecRestrictedAPI"
             case .invalidValue: "errSecInvalidValue"
+            case .serviceNotAvailable: "errSecServiceNotAvailable"
             }
         }
 
@@ -106,6 +109,7 @@ public struct KeychainError: Error, Equatable, Hashable, Sendable, CustomStringC
             case .missingEntitlement: "A required entitlement isn't present."
             case .restrictedAPI: "Client is restricted and is not permitted to perform this operation."
             case .invalidValue: "An invalid value was detected."
+            case .serviceNotAvailable: "The required service is not available."
             }
         }
     }

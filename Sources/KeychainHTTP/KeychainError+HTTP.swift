@@ -9,6 +9,7 @@ extension KeychainError {
         case .missingEntitlement, .restrictedAPI: 403
         case .itemNotFound, .noSuchClass: 404
         case .unimplemented: 501
+        case .serviceNotAvailable: 502
         case .duplicateItem: 409
         case .interactionNotAllowed, .notAvailable: 503
         case .diskFull: 507

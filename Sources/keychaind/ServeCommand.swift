@@ -3,6 +3,7 @@ import Foundation
 import KeychainConfig
 import KeychainHTTP
 import KeychainObservability
+import KeychainRefresh
 import KeychainStore
 import Logging
 import MicroHTTPDServer
@@ -50,6 +51,7 @@ struct ServeCommand: ParsableCommand {
         let server: MicroHTTPDServer
         let directoryLock: DataDirectoryLock
         var backups: BackupScheduler?
+        var backgroundRefresher: BackgroundRefresher?
         let observe: Observe
         do {
             directoryLock = try directory.acquireLock()
@@ -80,9 +82,11 @@ struct ServeCommand: ParsableCommand {
                     "adminToken": "\(directory.adminTokenPath)",
                 ])
             observe = try Observe.make(configuration, vault: vault, logger: logger)
+            let refresher = Wiring.refresher(
+                vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
             let application = Wiring.application(
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
-                observe: observe, configuration: configuration)
+                observe: observe, configuration: configuration, refresher: refresher)
             // A write that would queue behind a commit in flight waits on a thread of its own,
             // so that the worker serves other connections meanwhile (and more writes share the
             // next commit); a lone write is answered on its worker, with no hop.
@@ -90,6 +94,12 @@ struct ServeCommand: ParsableCommand {
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger,
                 offloads: { request in request.method != .get && request.method != .head && vault.commitInFlight })
             try server.start()
+            if configuration.refreshIntervalSeconds > 0 {
+                let background = BackgroundRefresher(
+                    refresher: refresher, interval: TimeInterval(configuration.refreshIntervalSeconds))
+                background.start()
+                backgroundRefresher = background
+            }
         } catch {
             throw Failure(error)
         }
@@ -101,6 +111,7 @@ struct ServeCommand: ParsableCommand {
 
         let signal = stopSignals.wait()
         logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"), shutting down")
+        backgroundRefresher?.stop()
         server.stop()
         observe.auditLog?.close()
         backups?.stop()

@@ -47,7 +47,8 @@ struct Observe {
     /// What `/metrics` reads at scrape time. `lastBackup`: nil until the backup feature hands in
     /// its clock (the family is left out).
     func sources(
-        vault: Vault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil
+        vault: Vault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil,
+        refresh: (@Sendable () -> RefreshStatistics)? = nil
     ) -> MetricsSources {
         let keyring = vault.keyring
         let items = vault.items
@@ -56,10 +57,12 @@ struct Observe {
         let keyringState: @Sendable () -> (term: UInt32, encryptions: UInt64) = {
             (keyring.currentTerm, keyring.currentTermEncryptions)
         }
-        return MetricsSources(
+        var sources = MetricsSources(
             itemCounts: { try items.countByClass() }, isLocked: isLocked, keyring: keyringState,
             lastBackup: lastBackup, auditWriteFailures: auditWriteFailures,
             reencryption: { vault.status.reencryption }, commits: { vault.commitStatistics })
+        sources.refresh = refresh
+        return sources
     }
 
     /// The TLS private key may not be readable by others (group may read it: Debian's

@@ -3,6 +3,7 @@ import KeychainAPI
 import KeychainConfig
 import KeychainCore
 import KeychainHTTP
+import KeychainRefresh
 import KeychainStore
 import Logging
 import MicroHTTPDServer
@@ -11,7 +12,7 @@ import MicroHTTPDServer
 enum Wiring {
     static func application(
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
-        configuration: ServerConfiguration = ServerConfiguration()
+        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(),
@@ -19,13 +20,16 @@ enum Wiring {
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)
-        router.addTokenRoutes(tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()))
+        router.addTokenRoutes(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher),
+            refresher: refresher)
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
         let limiter = authFailureLimiter(configuration)
         if let observe {
             var sources = observe.sources(
-                vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup })
+                vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup },
+                refresh: refreshStatistics(refresher))
             if let limiter { sources.authThrottled = { limiter.throttledFailures } }
             router.addMetricsRoute(metrics: observe.metrics, sources: sources)
         }
@@ -41,6 +45,38 @@ enum Wiring {
         GroupQuota(
             items: configuration.quotaItems > 0 ? configuration.quotaItems : nil,
             secretBytes: configuration.quotaSecretBytes > 0 ? configuration.quotaSecretBytes : nil)
+    }
+
+    /// Server-side token refresh (`refresh.*`): the token endpoint client and the refresher over
+    /// the vault's items. Each exchange's outcome is logged (service, state, the provider's
+    /// error; never a token or secret) and audited (the service tagged, the state).
+    static func refresher(
+        vault: Vault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
+    ) -> TokenRefresher {
+        let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
+        let store = RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+        let outbound = OutboundHTTPSettings(
+            timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
+            caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        return TokenRefresher(
+            store: store, endpoint: TokenEndpointClient(settings: outbound),
+            waitLimit: TimeInterval(configuration.refreshWaitSeconds),
+            report: { key, outcome, state in
+            var metadata: Logger.Metadata = [
+                "service": "\(key.service)", "accessGroup": "\(key.group)", "outcome": "\(outcome.rawValue)",
+                "state": "\(state.condition.rawValue)", "failures": "\(state.failures)",
+            ]
+            if let user = key.user { metadata["user"] = "\(user)" }
+            if let error = state.lastError { metadata["error"] = "\(error)" }
+            logger.log(level: outcome == .refreshed ? .info : .warning, "token refresh", metadata: metadata)
+            auditor?.recordRefresh(key, state: state.condition, refreshed: outcome == .refreshed)
+        })
+    }
+
+    private static func refreshStatistics(_ refresher: TokenRefresher?) -> (@Sendable () -> RefreshStatistics)? {
+        guard let refresher else { return nil }
+        return { refresher.statistics() }
     }
 
     /// `limits.authFailuresPerMinute` = 0 turns the limit off.

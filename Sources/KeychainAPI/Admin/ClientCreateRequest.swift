@@ -31,6 +31,10 @@ public struct ClientCreateRequest: Sendable {
                     }
                     return group
                 }
+                if groups.contains(RefreshSettingStore.accessGroup) {
+                    throw KeychainError.param(
+                        "\"accessGroups\" names \(RefreshSettingStore.accessGroup), the group keychaind keeps refresh settings in")
+                }
                 guard Set(groups).count == groups.count else {
                     throw KeychainError.param("\"accessGroups\" names a group twice")
                 }

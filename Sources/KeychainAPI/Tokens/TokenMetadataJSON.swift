@@ -1,15 +1,16 @@
 public import KeychainCore
 
 /// Token metadata as stored in an access token item's `generic` bytes: the UTF-8 JSON text
-/// `{"expiresAt":"2026-11-21T10:00:00.123Z"}` (docs/decisions.md, "Tokens and client"). An
-/// object, so that what server-side refresh adds joins as members; members this version does not
-/// know are skipped. Read on every token fetch, in place: no JSON value is built.
+/// `{"expiresAt":"2026-11-21T10:00:00.123Z"}`, with `"refreshBefore":60` when a refresh setting
+/// keeps the token (docs/decisions.md, "Tokens and client"). Members this version does not know
+/// are skipped. Read on every token fetch, in place: no JSON value is built for `expiresAt`.
 public struct TokenMetadataJSON: TokenMetadataFormat {
     public init() {}
 
     public func encode(_ metadata: TokenMetadata) -> [UInt8] {
         JSONWriter.object(capacity: 48) { object in
             if let expiresAt = metadata.expiresAt { object.member("expiresAt", expiresAt) }
+            if let refreshBefore = metadata.refreshBefore { object.member("refreshBefore", refreshBefore) }
         }
     }
 
@@ -26,6 +27,12 @@ public struct TokenMetadataJSON: TokenMetadataFormat {
                     try document.readObject { key, member throws(JSONParseError) in
                         if key == "expiresAt" {
                             metadata.expiresAt = try member.memberString { RFC3339.parse(utf8: $0) } ?? nil
+                        } else if key == "refreshBefore" {
+                            if case .integer(let seconds) = try member.memberValue(), seconds >= 0,
+                                seconds <= RefreshSetting.maximumRefreshBefore
+                            {
+                                metadata.refreshBefore = Int(seconds)
+                            }
                         } else {
                             _ = try member.memberValue()
                         }

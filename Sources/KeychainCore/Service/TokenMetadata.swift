@@ -1,14 +1,20 @@
 public import Foundation
 
 /// What keychaind keeps about a service's access token besides the token itself: when it
-/// expires (and, later, what a server-side refresh needs). Kept in the access token item's
-/// `generic` attribute (kSecAttrGeneric, Apple's attribute for application-defined data), so
-/// tokens stay ordinary generic passwords, visible and changeable through the item routes.
+/// expires and, when a refresh setting keeps it fresh, how long before expiry it is renewed.
+/// Kept in the access token item's `generic` attribute (kSecAttrGeneric, Apple's attribute for
+/// application-defined data), so tokens stay ordinary generic passwords, visible and changeable
+/// through the item routes.
 public struct TokenMetadata: Sendable, Equatable {
     public var expiresAt: Date?
+    /// Seconds before `expiresAt` at which a fetch asks the refresher first; written by the
+    /// refresher with the tokens it stores. Only a hint for the fetch: with none, a token with
+    /// a refresh setting is refreshed when it has expired (and by the background refresher).
+    public var refreshBefore: Int?
 
-    public init(expiresAt: Date? = nil) {
+    public init(expiresAt: Date? = nil, refreshBefore: Int? = nil) {
         self.expiresAt = expiresAt
+        self.refreshBefore = refreshBefore
     }
 }
 

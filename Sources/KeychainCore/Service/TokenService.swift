@@ -6,13 +6,19 @@ public import Foundation
 ///
 /// The access token's expiry is `TokenMetadata`, kept in the item's `generic` attribute in the
 /// API's format (`metadataFormat`); see docs/decisions.md.
+///
+/// With a `refresher`, a fetch that finds the access token missing, expired or within its
+/// refresh window asks it first (`api.md` "Keeping tokens fresh"); a token that is not due costs
+/// the fetch one compare of its expiry, as without one.
 public final class TokenService: Sendable {
     public let items: KeychainService
     private let metadataFormat: any TokenMetadataFormat
+    private let refresher: (any TokenRefreshing)?
 
-    public init(items: KeychainService, metadataFormat: any TokenMetadataFormat) {
+    public init(items: KeychainService, metadataFormat: any TokenMetadataFormat, refresher: (any TokenRefreshing)? = nil) {
         self.items = items
         self.metadataFormat = metadataFormat
+        self.refresher = refresher
     }
 
     /// The stored tokens of a service.
@@ -26,39 +32,49 @@ public final class TokenService: Sendable {
     /// Adds or replaces the tokens in one transaction; returns how many old items were replaced.
     @discardableResult
     public func save(_ update: TokenUpdate, naming: TokenNaming, client: Client) throws -> Int {
+        // Tokens a refresh setting keeps carry its refreshBefore, so that fetches refresh them ahead of expiry.
+        var refreshBefore: Int?
+        if let refresher, let group = naming.accessGroup ?? client.accessGroups.first {
+            refreshBefore = try refresher.refreshBefore(naming, group: group)
+        }
         var deleting = [query(naming, .accessToken)]
         var adding = [
             newItem(
                 naming, .accessToken, update.accessToken,
-                generic: update.expiresAt.map { metadataFormat.encode(TokenMetadata(expiresAt: $0)) }),
+                metadata: update.expiresAt.map { TokenMetadata(expiresAt: $0, refreshBefore: refreshBefore) }),
         ]
         switch update.refresh {
         case .keep:
             break
         case .set(let token):
             deleting.append(query(naming, .refreshToken))
-            adding.append(newItem(naming, .refreshToken, token, generic: nil))
+            adding.append(newItem(naming, .refreshToken, token, metadata: nil))
         case .remove:
             deleting.append(query(naming, .refreshToken))
         }
-        return try items.replace(deleting: deleting, adding: adding, client: client).deleted
+        let replaced = try items.replace(deleting: deleting, adding: adding, client: client)
+        if let refresher, refreshBefore != nil, let group = replaced.added.first?.item.accessGroup {
+            try refresher.tokensSaved(naming, group: group)
+        }
+        return replaced.deleted
     }
 
-    /// Both tokens; errSecItemNotFound when no access token is stored.
+    /// Both tokens, refreshed first when due; errSecItemNotFound when no access token is stored.
+    /// The refresh token of tokens a refresh setting keeps is answered to admin clients only:
+    /// once keychaind refreshes, only keychaind needs it.
     public func tokens(_ naming: TokenNaming, client: Client) throws -> Tokens {
-        let access = try find(naming, .accessToken, client: client)
-        let refresh: Item?
-        do {
-            refresh = try find(naming, .refreshToken, client: client)
-        } catch let error as KeychainError where error.code == .itemNotFound {
+        let access = try freshAccess(naming, client: client, answeringStored: true)
+        var refresh = try item(naming, .refreshToken, client: client)
+        if refresh != nil, client.role != .admin, let refresher,
+            try refresher.keepsRefreshToken(naming, group: access.item.accessGroup)
+        {
             refresh = nil
         }
-        let expiresAt = metadata(of: access)?.expiresAt
         return Tokens(
-            accessToken: access.secret?.utf8String() ?? "",
+            accessToken: access.item.secret?.utf8String() ?? "",
             refreshToken: refresh.map { $0.secret?.utf8String() ?? "" },
-            expiresAt: expiresAt,
-            expired: expiresAt.map { $0 <= items.clock() } ?? false)
+            expiresAt: access.expiresAt,
+            expired: access.expired)
     }
 
     /// `Bearer <accessToken>`; errSecItemNotFound when none is stored, it has expired, or what is
@@ -67,11 +83,12 @@ public final class TokenService: Sendable {
     /// never answered. Reads the access token alone: this is the route backend services call on
     /// every request.
     public func authorization(_ naming: TokenNaming, client: Client) throws -> String {
-        let access = try find(naming, .accessToken, client: client)
-        if let expiresAt = metadata(of: access)?.expiresAt, expiresAt <= items.clock() {
+        let fresh = try freshAccess(naming, client: client)
+        if fresh.expired, let expiresAt = fresh.expiresAt {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
+        let access = fresh.item
         guard let secret = access.secret, !secret.isEmpty else {
             throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is empty")
         }
@@ -93,15 +110,63 @@ public final class TokenService: Sendable {
 
     // MARK: - Pieces
 
-    private func query(_ naming: TokenNaming, _ kind: TokenNaming.Kind) -> ItemQuery {
+    /// The access token item as a fetch answers it, with its expiry.
+    private struct Access {
+        var item: Item
+        var expiresAt: Date?
+        var expired: Bool
+    }
+
+    /// The access token item, refreshed first when a refresher covers it and it is missing,
+    /// expired or within `refreshBefore` of expiry. Not due: one compare of the expiry its
+    /// metadata holds, as before refresh existed. `answeringStored`: a failed refresh answers
+    /// what is stored (`GET /tokens/{service}` shows an expired token as such) instead of throwing.
+    private func freshAccess(_ naming: TokenNaming, client: Client, answeringStored: Bool = false) throws -> Access {
+        let item: Item
+        do {
+            item = try find(naming, .accessToken, client: client)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            guard let refresher, try refresher.refresh(naming, storedGroup: nil, client: client) else { throw error }
+            return access(try find(naming, .accessToken, client: client))
+        }
+        guard let metadata = metadata(of: item), let expiresAt = metadata.expiresAt else {
+            return Access(item: item, expiresAt: nil, expired: false)
+        }
+        let left = expiresAt.timeIntervalSince(items.clock())
+        if left > Double(metadata.refreshBefore ?? 0) { return Access(item: item, expiresAt: expiresAt, expired: false) }
+        let stored = Access(item: item, expiresAt: expiresAt, expired: left <= 0)
+        guard let refresher else { return stored }
+        do {
+            guard try refresher.refresh(naming, storedGroup: item.accessGroup, client: client) else { return stored }
+        } catch let error as KeychainError where error.code == .serviceNotAvailable && answeringStored {
+            return stored
+        }
+        return access(try find(naming, .accessToken, client: client))
+    }
+
+    private func access(_ item: Item) -> Access {
+        let expiresAt = metadata(of: item)?.expiresAt
+        return Access(item: item, expiresAt: expiresAt, expired: expiresAt.map { $0 <= items.clock() } ?? false)
+    }
+
+    /// The item, nil when none is stored.
+    func item(_ naming: TokenNaming, _ kind: TokenNaming.Kind, client: Client) throws -> Item? {
+        do {
+            return try find(naming, kind, client: client)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return nil
+        }
+    }
+
+    func query(_ naming: TokenNaming, _ kind: TokenNaming.Kind) -> ItemQuery {
         ItemQuery(
             itemClass: .genericPassword, attributes: naming.attributes(kind), limit: .one,
             returnKinds: [.attributes, .data])
     }
 
-    private func newItem(_ naming: TokenNaming, _ kind: TokenNaming.Kind, _ token: String, generic: [UInt8]?) -> NewItem {
+    func newItem(_ naming: TokenNaming, _ kind: TokenNaming.Kind, _ token: String, metadata: TokenMetadata?) -> NewItem {
         var attributes = naming.attributes(kind)
-        if let generic { attributes[.generic] = .data(generic) }
+        if let metadata { attributes[.generic] = .data(metadataFormat.encode(metadata)) }
         return NewItem(itemClass: .genericPassword, attributes: attributes, secret: SecretBytes(utf8: token))
     }
 
@@ -122,7 +187,9 @@ public final class TokenService: Sendable {
     }
 
     /// The metadata kept in an access token item's `generic`, nil when there is none.
-    private func metadata(of item: Item) -> TokenMetadata? {
+    func encode(_ metadata: TokenMetadata) -> [UInt8] { metadataFormat.encode(metadata) }
+
+    func metadata(of item: Item) -> TokenMetadata? {
         guard case .data(let bytes)? = item.attributes[.generic] else { return nil }
         return metadataFormat.decode(bytes)
     }

@@ -20,6 +20,8 @@ public struct MetricsSources: Sendable {
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
     /// The storage's group commit: commits, the writes they carried, batch sizes.
     public var commits: (@Sendable () -> CommitStatistics)?
+    /// Server-side token refresh: exchanges, their latency, settings per state.
+    public var refresh: (@Sendable () -> RefreshStatistics)?
     public var clock: @Sendable () -> Date
 
     public init(
@@ -86,6 +88,7 @@ extension Router {
                     progress.state == .running ? 1.0 : 0.0)
             }
             if let commits = sources.commits?() { text.commits(commits) }
+            if let refresh = sources.refresh?() { text.refresh(refresh) }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
                 text.sample("keychaind_audit_write_failures_total", failures())
@@ -124,5 +127,28 @@ extension PrometheusText {
         sample("keychaind_storage_commit_batch_size_count", statistics.commits)
         family("keychaind_storage_writes_queued", type: "gauge", help: "Writes waiting for the batch being committed.")
         sample("keychaind_storage_writes_queued", UInt64(statistics.queued))
+    }
+
+    /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and
+    /// `keychaind_token_refresh_settings{state}`.
+    mutating func refresh(_ statistics: RefreshStatistics) {
+        family("keychaind_token_refresh_total", type: "counter", help: "Token endpoint exchanges, by outcome.")
+        for outcome in RefreshStatistics.Outcome.allCases {
+            sample("keychaind_token_refresh_total", labels: [("outcome", outcome.rawValue)], statistics.exchanges[outcome] ?? 0)
+        }
+        family("keychaind_token_refresh_duration_seconds", type: "histogram", help: "Token endpoint exchange latency.")
+        var cumulative: UInt64 = 0
+        for (index, bound) in RefreshStatistics.latencyBuckets.enumerated() {
+            cumulative += statistics.latencyCounts[index]
+            sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", PrometheusText.format(bound))], cumulative)
+        }
+        let count = statistics.latencyCounts.reduce(0, +)
+        sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", "+Inf")], count)
+        sample("keychaind_token_refresh_duration_seconds_sum", statistics.latencySum)
+        sample("keychaind_token_refresh_duration_seconds_count", count)
+        family("keychaind_token_refresh_settings", type: "gauge", help: "Refresh settings, by state.")
+        for state in RefreshState.Condition.allCases {
+            sample("keychaind_token_refresh_settings", labels: [("state", state.rawValue)], UInt64(statistics.settings[state] ?? 0))
+        }
     }
 }

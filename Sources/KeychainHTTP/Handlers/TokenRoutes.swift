@@ -5,8 +5,9 @@ extension Router {
     /// The access/refresh token convention (`api.md` "Auth tokens"):
     /// `PUT/GET/DELETE /tokens/{service}` and `GET /tokens/{service}/authorization`, each taking
     /// `?user=NAME` (the `{service}.accessToken` / account = NAME naming) and `?accessGroup=`.
-    /// Requests and answers are KeychainAPI's, the rules `TokenService`'s.
-    public mutating func addTokenRoutes(tokens: TokenService) {
+    /// Requests and answers are KeychainAPI's, the rules `TokenService`'s. With a `refresher`,
+    /// also `PUT/GET/POST/DELETE /tokens/{service}/refresh` (`api.md` "Keeping tokens fresh").
+    public mutating func addTokenRoutes(tokens: TokenService, refresher: (any TokenRefreshing)? = nil) {
         add(.put, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             let naming = try context.tokenNaming()
             let update = try TokenPutRequest(decoding: context.jsonBody()).update(now: tokens.items.clock())
@@ -22,11 +23,60 @@ extension Router {
         add(.delete, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             .json(StatusAnswer.count(.deleted, try tokens.delete(context.tokenNaming(), client: context.caller)))
         }
+        if let refresher { addRefreshRoutes(refresher: refresher) }
+    }
+
+    /// The refresh setting of a service's tokens. Creating, replacing and removing one is for
+    /// admin clients only (it makes the server call out to a URL); reading it and asking for a
+    /// refresh now, for any client with the tokens' group. No answer carries the client secret.
+    private mutating func addRefreshRoutes(refresher: any TokenRefreshing) {
+        add(.put, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
+            let naming = try context.tokenNaming()
+            let setting = try RefreshPutRequest(decoding: context.jsonBody()).setting
+            return .json(RefreshAnswer(try refresher.configure(setting, for: context.refreshKeyToAdd(naming))))
+        }
+        add(.get, "/tokens/{service}/refresh", access: .client, audit: .pathParameters) { context in
+            .json(RefreshAnswer(try context.storedRefresh(refresher)))
+        }
+        add(.post, "/tokens/{service}/refresh", access: .client, audit: .pathParameters) { context in
+            .json(RefreshAnswer(try refresher.refreshNow(context.storedRefresh(refresher).key)))
+        }
+        add(.delete, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
+            .json(StatusAnswer.count(.deleted, try refresher.removeSetting(context.storedRefresh(refresher).key)))
+        }
     }
 }
 
 extension RequestContext {
     func tokenNaming() throws -> TokenNaming {
         try TokenNaming(service: parameters["service"] ?? "", decoding: request.queryItems)
+    }
+
+    /// Where a new setting goes: the tokens in `?accessGroup=` (one of the caller's groups) or
+    /// in the caller's first group, as a token PUT adds them.
+    func refreshKeyToAdd(_ naming: TokenNaming) throws -> RefreshKey {
+        guard let group = naming.accessGroup ?? caller.accessGroups.first else {
+            throw KeychainError.missingEntitlement("client \"\(caller.name)\" has no access groups")
+        }
+        guard caller.accessGroups.contains(group) else {
+            throw KeychainError.missingEntitlement("this client may not use access group \"\(group)\"")
+        }
+        return RefreshKey(service: naming.service, user: naming.user, group: group)
+    }
+
+    /// The setting the path and query name, looked for in `?accessGroup=` or in each of the
+    /// caller's groups; errSecItemNotFound when there is none.
+    func storedRefresh(_ refresher: any TokenRefreshing) throws -> RefreshRecord {
+        let naming = try tokenNaming()
+        if let group = naming.accessGroup, !caller.accessGroups.contains(group) {
+            throw KeychainError.missingEntitlement("this client may not use access group \"\(group)\"")
+        }
+        for group in naming.accessGroup.map({ [$0] }) ?? caller.accessGroups {
+            if let record = try refresher.record(RefreshKey(service: naming.service, user: naming.user, group: group)) {
+                return record
+            }
+        }
+        let user = naming.user.map { " and user \"\($0)\"" } ?? ""
+        throw KeychainError.itemNotFound("no refresh setting for service \"\(naming.service)\"\(user)")
     }
 }

@@ -15,10 +15,10 @@ import Synchronization
 /// What an entry says is decided here; where its line goes (a file, batched or written on the
 /// request thread, fsynced or not) is the `sink`'s business.
 public final class Auditor: Sendable {
-    private let sink: any AuditSink
+    let sink: any AuditSink
     /// Now, in milliseconds since 1970.
     let clock: @Sendable () -> Int64
-    private let sequence = Atomic<UInt64>(0)
+    let sequence = Atomic<UInt64>(0)
     let mac: MAC
 
     public var failClosed: Bool { sink.failClosed }

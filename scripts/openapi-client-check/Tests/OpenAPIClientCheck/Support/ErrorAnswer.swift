@@ -19,6 +19,7 @@ extension Components.Schemas.Error_errSecNotAvailable: ErrorAnswer {}
 extension Components.Schemas.Error_errSecIO: ErrorAnswer {}
 extension Components.Schemas.Error_errSecDecode: ErrorAnswer {}
 extension Components.Schemas.Error_errSecDiskFull: ErrorAnswer {}
+extension Components.Schemas.Error_errSecServiceNotAvailable: ErrorAnswer {}
 
 // The responses whose body is one of several errors.
 extension Components.Responses.BadRequest.Body.JsonPayload {
@@ -41,6 +42,15 @@ extension Components.Responses.NotFound.Body.JsonPayload {
 }
 
 extension Components.Responses.NotFound_token.Body.JsonPayload {
+    var answer: any ErrorAnswer {
+        switch self {
+        case .Error_errSecItemNotFound(let error): error
+        case .Error_errSecUnimplemented(let error): error
+        }
+    }
+}
+
+extension Components.Responses.NotFound_refresh.Body.JsonPayload {
     var answer: any ErrorAnswer {
         switch self {
         case .Error_errSecItemNotFound(let error): error

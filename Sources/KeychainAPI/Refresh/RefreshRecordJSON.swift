@@ -1,0 +1,58 @@
+public import KeychainCore
+import Foundation
+
+/// A refresh record as kept in its item's `generic` bytes: the setting's members as the PUT body
+/// spells them, without `clientSecret` (the item's sealed secret), and the state's as
+/// `GET .../refresh` answers them. Read off the hot path only.
+public struct RefreshRecordJSON: RefreshRecordFormat {
+    public init() {}
+
+    public func encode(_ setting: RefreshSetting, _ state: RefreshState) -> [UInt8] {
+        JSONWriter.object(capacity: 384) { object in
+            object.settingMembers(setting)
+            object.stateMembers(state)
+        }
+    }
+
+    public func decode(_ bytes: [UInt8], clientSecret: SecretBytes) -> (RefreshSetting, RefreshState)? {
+        guard let json = try? JSONValue.parse(bytes), let endpointText = json["tokenEndpoint"]?.stringValue,
+            let endpoint = try? TokenEndpointURL(endpointText),
+            let grant = json["grant"]?.stringValue.flatMap(RefreshSetting.Grant.init(rawValue:)),
+            let clientId = json["clientId"]?.stringValue,
+            let clientAuth = json["clientAuth"]?.stringValue.flatMap(RefreshSetting.ClientAuth.init(rawValue:)),
+            case .integer(let refreshBefore)? = json["refreshBefore"],
+            let condition = json["state"]?.stringValue.flatMap(RefreshState.Condition.init(rawValue:)),
+            case .integer(let failures)? = json["failures"]
+        else { return nil }
+        let setting = RefreshSetting(
+            tokenEndpoint: endpoint, grant: grant, clientId: clientId, clientSecret: clientSecret,
+            clientAuth: clientAuth, scope: json["scope"]?.stringValue, audience: json["audience"]?.stringValue,
+            refreshBefore: Int(refreshBefore))
+        let state = RefreshState(
+            condition: condition, lastRefreshAt: json["lastRefreshAt"]?.stringValue.flatMap(RFC3339.parse),
+            nextRefreshAt: json["nextRefreshAt"]?.stringValue.flatMap(RFC3339.parse), failures: Int(failures),
+            lastError: json["lastError"]?.stringValue)
+        return (setting, state)
+    }
+}
+
+extension JSONWriter {
+    /// A setting's members without its client secret.
+    mutating func settingMembers(_ setting: RefreshSetting) {
+        member("tokenEndpoint", setting.tokenEndpoint.text)
+        member("grant", setting.grant.rawValue)
+        member("clientId", setting.clientId)
+        member("clientAuth", setting.clientAuth.rawValue)
+        member("scope", setting.scope)
+        member("audience", setting.audience)
+        member("refreshBefore", setting.refreshBefore)
+    }
+
+    mutating func stateMembers(_ state: RefreshState) {
+        member("state", state.condition.rawValue)
+        member("lastRefreshAt", state.lastRefreshAt)
+        member("nextRefreshAt", state.nextRefreshAt)
+        member("failures", state.failures)
+        member("lastError", state.lastError)
+    }
+}

@@ -1,0 +1,156 @@
+public import Foundation
+
+/// Where refresh settings and their state are kept: one generic-password item per setting in the
+/// access group `keychaind.refresh`, which no client may be given (docs/decisions.md, "Refresh
+/// settings as items in a group of keychaind's own"). The item's secret is the client secret,
+/// sealed with its AAD like any secret; its `generic` holds the rest and the state
+/// (`RefreshRecordFormat`); service = the token service, account = the group and user.
+///
+/// Living beside the tokens in the same store, a refresh's new tokens and its new state are
+/// written in one transaction.
+public final class RefreshSettingStore: Sendable {
+    /// The access group the settings live in; refused as a client's group.
+    public static let accessGroup = "keychaind.refresh"
+
+    public let tokens: TokenService
+    private let format: any RefreshRecordFormat
+
+    public init(tokens: TokenService, format: any RefreshRecordFormat) {
+        self.tokens = tokens
+        self.format = format
+    }
+
+    /// The setting kept for `key`, nil when there is none.
+    public func record(_ key: RefreshKey) throws -> RefreshRecord? {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: Self.attributes(key), limit: .one,
+            returnKinds: [.attributes, .data])
+        return try find(query, client: Self.keeper(key.group))?.items.first.flatMap { decode($0.item) }
+    }
+
+    /// Every stored setting (for the background refresher and metrics).
+    public func records() throws -> [RefreshRecord] {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: [.accessGroup: .string(Self.accessGroup)], limit: .all,
+            returnKinds: [.attributes, .data])
+        var found: [RefreshRecord] = []
+        var cursor: PageCursor?
+        repeat {
+            var page = query
+            page.cursor = cursor
+            guard let result = try find(page, client: Self.keeper(nil)) else { break }
+            found += result.items.compactMap { decode($0.item) }
+            cursor = result.next
+        } while cursor != nil
+        return found
+    }
+
+    /// Stores (or replaces) a setting with a state.
+    public func save(_ record: RefreshRecord) throws {
+        _ = try tokens.items.replace(
+            deleting: [Self.query(record.key)], adding: [item(record)], client: Self.keeper(record.key.group))
+    }
+
+    /// Removes the setting; the tokens stay. Returns how many were removed.
+    public func delete(_ key: RefreshKey) throws -> Int {
+        try tokens.items.replace(deleting: [Self.query(key)], adding: [], client: Self.keeper(key.group)).deleted
+    }
+
+    /// The refresh token stored for `key`'s tokens, nil when there is none.
+    public func refreshToken(_ key: RefreshKey) throws -> SecretBytes? {
+        try tokens.item(key.naming, .refreshToken, client: Self.keeper(key.group))?.secret
+    }
+
+    /// The access token stored for `key`'s tokens: whether there is one and when it expires.
+    public func access(_ key: RefreshKey) throws -> (stored: Bool, expiresAt: Date?) {
+        guard let item = try tokens.item(key.naming, .accessToken, client: Self.keeper(key.group)) else {
+            return (false, nil)
+        }
+        return (true, tokens.metadata(of: item)?.expiresAt)
+    }
+
+    /// Writes `refreshBefore` into the stored access token's metadata (nil: takes it out), so
+    /// that fetches know how far ahead of expiry to refresh; nothing when no access token with
+    /// an expiry is stored.
+    public func markAccess(_ key: RefreshKey, refreshBefore: Int?) throws {
+        let keeper = Self.keeper(key.group)
+        guard let item = try tokens.item(key.naming, .accessToken, client: keeper),
+            var metadata = tokens.metadata(of: item), metadata.expiresAt != nil, metadata.refreshBefore != refreshBefore
+        else { return }
+        metadata.refreshBefore = refreshBefore
+        _ = try tokens.items.update(
+            tokens.query(key.naming, .accessToken), with: ItemUpdate(attributes: [.generic: .data(tokens.encode(metadata))]),
+            client: keeper)
+    }
+
+    /// Stores an exchange's tokens and the record's new state in one transaction: the new access
+    /// token with its expiry, the rotated refresh token when there is one (the old one stays
+    /// otherwise), and the record.
+    public func store(_ grant: TokenGrant, expiresAt: Date?, record: RefreshRecord) throws {
+        let naming = record.key.naming
+        let metadata = TokenMetadata(expiresAt: expiresAt, refreshBefore: record.setting.refreshBefore)
+        var deleting = [tokens.query(naming, .accessToken), Self.query(record.key)]
+        var adding = [tokens.newItem(naming, .accessToken, grant.accessToken, metadata: metadata), item(record)]
+        if let refreshToken = grant.refreshToken {
+            deleting.append(tokens.query(naming, .refreshToken))
+            adding.append(tokens.newItem(naming, .refreshToken, refreshToken, metadata: nil))
+        }
+        _ = try tokens.items.replace(deleting: deleting, adding: adding, client: Self.keeper(record.key.group))
+    }
+
+    // MARK: - Pieces
+
+    /// The client keychaind acts as for a refresh: the token group and the settings' group.
+    static func keeper(_ group: String?) -> Client {
+        Client(
+            name: "keychaind-refresh", accessGroups: [group, accessGroup].compactMap { $0 }, role: .admin,
+            createdAt: Date(timeIntervalSince1970: 0))
+    }
+
+    static func attributes(_ key: RefreshKey) -> [Attribute: AttributeValue] {
+        var account = "\(key.group.utf8.count):\(key.group)"
+        if let user = key.user { account += "/\(user)" }
+        return [.service: .string(key.service), .account: .string(account), .accessGroup: .string(accessGroup)]
+    }
+
+    static func query(_ key: RefreshKey) -> ItemQuery {
+        ItemQuery(itemClass: .genericPassword, attributes: attributes(key), limit: .one, returnKinds: [.attributes])
+    }
+
+    /// The key an item's service and account name: account = `<byte count of group>:<group>[/<user>]`.
+    static func key(of item: Item) -> RefreshKey? {
+        guard case .string(let service)? = item.attributes[.service], case .string(let account)? = item.attributes[.account],
+            let colon = account.utf8.firstIndex(of: UInt8(ascii: ":")),
+            let count = Int(String(account.utf8[..<colon]) ?? "")
+        else { return nil }
+        let rest = account.utf8[account.utf8.index(after: colon)...]
+        guard rest.count >= count else { return nil }
+        let groupEnd = rest.index(rest.startIndex, offsetBy: count)
+        guard let group = String(rest[..<groupEnd]) else { return nil }
+        let tail = rest[groupEnd...]
+        if tail.isEmpty { return RefreshKey(service: service, user: nil, group: group) }
+        guard tail.first == UInt8(ascii: "/"), let user = String(tail.dropFirst()) else { return nil }
+        return RefreshKey(service: service, user: user, group: group)
+    }
+
+    private func find(_ query: ItemQuery, client: Client) throws -> MatchResult? {
+        do {
+            return try tokens.items.copyMatching(query, client: client)
+        } catch let error as KeychainError where error.code == .itemNotFound {
+            return nil
+        }
+    }
+
+    private func item(_ record: RefreshRecord) -> NewItem {
+        var attributes = Self.attributes(record.key)
+        attributes[.generic] = .data(format.encode(record.setting, record.state))
+        return NewItem(itemClass: .genericPassword, attributes: attributes, secret: record.setting.clientSecret)
+    }
+
+    private func decode(_ item: Item) -> RefreshRecord? {
+        guard let key = Self.key(of: item), case .data(let bytes)? = item.attributes[.generic], let secret = item.secret,
+            let (setting, state) = format.decode(bytes, clientSecret: secret)
+        else { return nil }
+        return RefreshRecord(key: key, setting: setting, state: state)
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// A token endpoint keychaind may call: `https`, or plain `http` to a loopback address only (a
+/// refresh setting makes the server call out, and its traffic carries secrets).
+public struct TokenEndpointURL: Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public let isHTTPS: Bool
+
+    /// Checks `text`; errSecParam naming what is wrong.
+    public init(_ text: String) throws(KeychainError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            let host = components.host, !host.isEmpty
+        else {
+            throw KeychainError.param("\"tokenEndpoint\" must be an absolute http(s) URL")
+        }
+        guard components.user == nil, components.password == nil, components.fragment == nil else {
+            throw KeychainError.param("\"tokenEndpoint\" must not carry credentials or a fragment")
+        }
+        switch scheme {
+        case "https":
+            isHTTPS = true
+        case "http":
+            guard Self.isLoopback(host) else {
+                throw KeychainError.param("\"tokenEndpoint\" must be https (plain http only to a loopback address)")
+            }
+            isHTTPS = false
+        default:
+            throw KeychainError.param("\"tokenEndpoint\" must be an absolute http(s) URL")
+        }
+        self.text = text
+    }
+
+    public var description: String { text }
+
+    /// `localhost`, 127.0.0.0/8 or ::1.
+    public static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare.lowercased() == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { return false }
+        return parts[0] == "127"
+    }
+}

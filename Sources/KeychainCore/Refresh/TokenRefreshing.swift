@@ -1,0 +1,40 @@
+/// Server-side refresh as the token routes see it: what a token fetch asks when the stored access
+/// token is missing, expired or within its refresh window, and what the refresh routes do.
+/// Implemented by `TokenRefresher` (KeychainRefresh). Only ever called off the hot path: a fetch
+/// of a token that is not due never reaches it.
+public protocol TokenRefreshing: Sendable {
+    /// Brings the tokens `naming` names up to date when a refresh setting covers them (one
+    /// exchange per setting however many callers ask at once; the others wait, bounded).
+    ///
+    /// - Parameter storedGroup: the group the access token was found in; nil when none was found
+    ///   (then every group `client` may search for `naming` is tried).
+    /// - Returns: false when no setting covers the tokens (the caller answers as it would without
+    ///   refresh); true when a valid access token is now stored (read it again).
+    /// - Throws: errSecServiceNotAvailable (HTTP 502) when a setting covers them, no valid
+    ///   access token is stored and the refresh failed; its detail carries the provider's error.
+    func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client) throws -> Bool
+
+    /// The `refreshBefore` of the setting that keeps the tokens `naming` names in `group`; nil
+    /// when none does. Asked before a client stores new tokens.
+    func refreshBefore(_ naming: TokenNaming, group: String) throws -> Int?
+
+    /// New tokens were stored by a client (`PUT /tokens/{service}`): a setting in `needsReauth`
+    /// may call the provider again.
+    func tokensSaved(_ naming: TokenNaming, group: String) throws
+
+    /// Whether a refresh setting keeps the tokens `naming` names in `group` (their refresh
+    /// token is then answered to admin clients only).
+    func keepsRefreshToken(_ naming: TokenNaming, group: String) throws -> Bool
+
+    /// The setting kept for `key`, nil when there is none.
+    func record(_ key: RefreshKey) throws -> RefreshRecord?
+
+    /// Stores (or replaces) the setting for `key`; its state starts afresh.
+    func configure(_ setting: RefreshSetting, for key: RefreshKey) throws -> RefreshRecord
+
+    /// Refreshes now, whatever the state; the record as it is afterwards.
+    func refreshNow(_ key: RefreshKey) throws -> RefreshRecord
+
+    /// Removes the setting (the tokens stay); how many were removed.
+    func removeSetting(_ key: RefreshKey) throws -> Int
+}

@@ -1,0 +1,125 @@
+internal import CCurl
+public import KeychainCore
+import KeychainAPI
+import Foundation
+
+/// Calls providers' token endpoints through libcurl (docs/decisions.md, "Outbound HTTP through
+/// libcurl"): a form-encoded POST (RFC 6749 §6, §4.4) with the client authenticated by HTTP Basic
+/// or in the body (§2.3.1); `https` verified against the system's CAs or `settings.caFile`,
+/// plain `http` to loopback only; no redirects, no proxies, bounded time and answer size.
+public final class TokenEndpointClient: TokenEndpoint {
+    public let settings: OutboundHTTPSettings
+
+    public init(settings: OutboundHTTPSettings = OutboundHTTPSettings()) {
+        self.settings = settings
+    }
+
+    public func exchange(_ setting: RefreshSetting, refreshToken: SecretBytes?) throws(TokenExchangeFailure) -> TokenGrant {
+        var form = FormBody()
+        form.add("grant_type", setting.grant.rawValue)
+        if setting.grant == .refreshToken {
+            guard let refreshToken else { throw .refused(error: "invalid_grant", description: "no refresh token is stored") }
+            form.add("refresh_token", refreshToken)
+        }
+        if let scope = setting.scope { form.add("scope", scope) }
+        if let audience = setting.audience { form.add("audience", audience) }
+        var authorization: SecretBytes?
+        switch setting.clientAuth {
+        case .basic:
+            authorization = FormBody.basicAuthorization(clientId: setting.clientId, clientSecret: setting.clientSecret)
+        case .post:
+            form.add("client_id", setting.clientId)
+            form.add("client_secret", setting.clientSecret)
+        }
+        let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)
+        return try TokenEndpointAnswer(status: answer.status, body: answer.body).grant()
+    }
+
+    /// One POST; the answer's status and body, or why there is none.
+    func post(_ endpoint: TokenEndpointURL, body: SecretBytes, authorization: SecretBytes?) throws(TokenExchangeFailure)
+        -> (status: Int, body: [UInt8])
+    {
+        _ = CurlGlobal.initialised
+        guard endpoint.isHTTPS || TokenEndpointURL.isLoopback(URLComponents(string: endpoint.text)?.host ?? "") else {
+            throw .unavailable("plain http is allowed to loopback addresses only")
+        }
+        guard let handle = curl_easy_init() else { throw .unavailable("libcurl could not start a transfer") }
+        defer { curl_easy_cleanup(handle) }
+        let answer = AnswerBuffer(limit: settings.maximumAnswerBytes)
+        let context = Unmanaged.passRetained(answer)
+        defer { context.release() }
+
+        var headers: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headers) }
+        headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded")
+        headers = curl_slist_append(headers, "Accept: application/json")
+        if let authorization {
+            // libcurl copies the line; the copy is freed with the list (it cannot be wiped there).
+            authorization.withUnsafeBytes { raw in
+                var line = Array("Authorization: ".utf8) + raw
+                line.append(0)
+                line.withUnsafeBufferPointer { headers = curl_slist_append(headers, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+                SecretBytes.wipe(&line)
+            }
+        }
+
+        let code: CURLcode = body.withUnsafeBytes { raw in
+            var failed = CURLE_OK
+            func set(_ result: CURLcode) { if failed == CURLE_OK { failed = result } }
+            set(CCurl_setopt_string(handle, CURLOPT_URL, endpoint.text))
+            set(CCurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, endpoint.isHTTPS ? "https" : "http"))
+            set(CCurl_setopt_string(handle, CURLOPT_PROXY, ""))
+            set(CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+            set(CCurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+            set(CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, settings.connectTimeoutMilliseconds))
+            set(CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, settings.timeoutMilliseconds))
+            set(CCurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+            set(CCurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+            if let caFile = settings.caFile { set(CCurl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+            set(CCurl_setopt_long(handle, CURLOPT_MAXFILESIZE, settings.maximumAnswerBytes))
+            set(CCurl_setopt_string(handle, CURLOPT_USERAGENT, "keychaind/\(KeychaindVersion.current)"))
+            set(CCurl_setopt_headers(handle, headers))
+            set(CCurl_setopt_long(handle, CURLOPT_POST, 1))
+            set(CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress)))
+            set(CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, raw.count))
+            set(CCurl_setopt_write_function(handle, AnswerBuffer.write))
+            set(CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, context.toOpaque()))
+            guard failed == CURLE_OK else { return failed }
+            return curl_easy_perform(handle)
+        }
+        if answer.overflowed || code == CURLE_FILESIZE_EXCEEDED {
+            throw .unavailable("the token endpoint's answer is larger than \(settings.maximumAnswerBytes) bytes")
+        }
+        guard code == CURLE_OK else {
+            throw .unavailable("calling the token endpoint failed: \(String(cString: curl_easy_strerror(code)))")
+        }
+        var status = 0
+        _ = CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return (status, answer.bytes)
+    }
+}
+
+/// libcurl's process-wide setup, done once before the first transfer.
+private enum CurlGlobal {
+    static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+}
+
+/// Collects an answer up to `limit` bytes; libcurl's write callback stops the transfer past it.
+private final class AnswerBuffer {
+    var bytes: [UInt8] = []
+    let limit: Int
+    var overflowed = false
+
+    init(limit: Int) { self.limit = limit }
+
+    static let write: CCurl_write_function = { data, size, count, context in
+        let buffer = Unmanaged<AnswerBuffer>.fromOpaque(context!).takeUnretainedValue()
+        let length = size * count
+        guard buffer.bytes.count + length <= buffer.limit else {
+            buffer.overflowed = true
+            return 0
+        }
+        if let data { buffer.bytes.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length)) }
+        return length
+    }
+}

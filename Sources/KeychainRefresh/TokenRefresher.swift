@@ -1,0 +1,231 @@
+public import Foundation
+public import KeychainCore
+
+/// Keeps tokens fresh (`api.md` "Keeping tokens fresh"): decides when a service's tokens are due,
+/// runs one exchange per setting however many callers find them due at once (the others wait
+/// for it, at most `waitLimit`), stores the new tokens and state in one transaction before
+/// anyone is answered, and moves the state between ok, failing (jittered backoff) and
+/// needsReauth (no more calls).
+public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
+    // @unchecked: `inFlight` is only touched while `flights` is locked.
+    public let store: RefreshSettingStore
+    let endpoint: any TokenEndpoint
+    let waitLimit: TimeInterval
+    let backoff: RefreshBackoff
+    public let metrics: RefreshMetrics
+    let clock: @Sendable () -> Date
+    /// Told of every exchange's outcome (the audit log); never given a secret.
+    let report: @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void
+
+    private let flights = NSCondition()
+    private var inFlight: [RefreshKey: Flight] = [:]
+
+    private final class Flight {
+        var done = false
+    }
+
+    public init(
+        store: RefreshSettingStore, endpoint: any TokenEndpoint, waitLimit: TimeInterval = 15,
+        backoff: RefreshBackoff = RefreshBackoff(), metrics: RefreshMetrics = RefreshMetrics(),
+        clock: @escaping @Sendable () -> Date = { Date() },
+        report: @escaping @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void = { _, _, _ in }
+    ) {
+        self.store = store
+        self.endpoint = endpoint
+        self.waitLimit = waitLimit
+        self.backoff = backoff
+        self.metrics = metrics
+        self.clock = clock
+        self.report = report
+    }
+
+    // MARK: - The fetch's questions (TokenRefreshing)
+
+    public func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client) throws -> Bool {
+        let groups = storedGroup.map { [$0] } ?? naming.accessGroup.map { [$0] } ?? client.accessGroups
+        var found: RefreshRecord?
+        for group in groups {
+            found = try store.record(RefreshKey(service: naming.service, user: naming.user, group: group))
+            if found != nil { break }
+        }
+        guard let record = found else { return false }
+        try flight(record.key, force: false)
+        let access = try store.access(record.key)
+        if access.stored, access.expiresAt.map({ $0 > clock() }) ?? true { return true }
+        let state = try store.record(record.key)?.state ?? record.state
+        throw KeychainError(
+            .serviceNotAvailable,
+            "no valid access token for \(record.key): the refresh is \(state.condition.rawValue)"
+                + (state.lastError.map { " (\($0))" } ?? ""))
+    }
+
+    public func tokensSaved(_ naming: TokenNaming, group: String) throws {
+        let key = RefreshKey(service: naming.service, user: naming.user, group: group)
+        guard var record = try store.record(key), record.state.condition != .ok || record.state.failures > 0 else {
+            return
+        }
+        record.state = RefreshState(condition: .ok, lastRefreshAt: record.state.lastRefreshAt)
+        try store.save(record)
+    }
+
+    public func refreshBefore(_ naming: TokenNaming, group: String) throws -> Int? {
+        try store.record(RefreshKey(service: naming.service, user: naming.user, group: group))?.setting.refreshBefore
+    }
+
+    public func keepsRefreshToken(_ naming: TokenNaming, group: String) throws -> Bool {
+        try store.record(RefreshKey(service: naming.service, user: naming.user, group: group)) != nil
+    }
+
+    // MARK: - The refresh routes' operations
+
+    /// Stores (or replaces) a setting; its state starts afresh, due `refreshBefore` ahead of the
+    /// stored token's expiry (at once when none is stored).
+    public func configure(_ setting: RefreshSetting, for key: RefreshKey) throws -> RefreshRecord {
+        let access = try store.access(key)
+        let next = access.expiresAt.map { $0.addingTimeInterval(-Double(setting.refreshBefore)) } ?? (access.stored ? nil : clock())
+        let record = RefreshRecord(key: key, setting: setting, state: RefreshState(nextRefreshAt: next))
+        try store.save(record)
+        try store.markAccess(key, refreshBefore: setting.refreshBefore)
+        return record
+    }
+
+    /// Refreshes now whatever the state (a setting in needsReauth tries again) and answers the
+    /// record as it is afterwards.
+    public func refreshNow(_ key: RefreshKey) throws -> RefreshRecord {
+        guard try store.record(key) != nil else { throw Self.noSetting(key) }
+        try flight(key, force: true)
+        guard let record = try store.record(key) else { throw Self.noSetting(key) }
+        return record
+    }
+
+    public func record(_ key: RefreshKey) throws -> RefreshRecord? {
+        try store.record(key)
+    }
+
+    public func removeSetting(_ key: RefreshKey) throws -> Int {
+        let removed = try store.delete(key)
+        try store.markAccess(key, refreshBefore: nil)
+        return removed
+    }
+
+    static func noSetting(_ key: RefreshKey) -> KeychainError {
+        KeychainError.itemNotFound("no refresh setting for \(key)")
+    }
+
+    /// `/metrics`'s view: exchanges so far and the settings in each state.
+    public func statistics() -> RefreshStatistics {
+        var settings: [RefreshState.Condition: Int] = [:]
+        for record in (try? store.records()) ?? [] { settings[record.state.condition, default: 0] += 1 }
+        return metrics.statistics(settings: settings)
+    }
+
+    // MARK: - Background
+
+    /// Runs the exchange of every setting that is due now, one after another, until `stop` says
+    /// so: `ok` ones whose `nextRefreshAt` has come, `failing` ones whose backoff has ended.
+    /// Errors (a locked vault, storage) end the round; the next round tries again.
+    public func refreshDue(stop: () -> Bool = { false }) {
+        guard let records = try? store.records() else { return }
+        let now = clock()
+        for record in records where record.state.condition != .needsReauth {
+            guard let next = record.state.nextRefreshAt, next <= now else { continue }
+            if stop() { return }
+            do {
+                try flight(record.key, force: false)
+            } catch {
+                return
+            }
+        }
+    }
+
+    // MARK: - Single flight
+
+    /// Runs the exchange for `key` unless one is running; then waits for that one instead (at
+    /// most `waitLimit`). `force`: exchange even when the tokens are not due.
+    func flight(_ key: RefreshKey, force: Bool) throws {
+        flights.lock()
+        if let running = inFlight[key] {
+            let deadline = Date().addingTimeInterval(waitLimit)
+            while !running.done, flights.wait(until: deadline) {}
+            flights.unlock()
+            return
+        }
+        let flight = Flight()
+        inFlight[key] = flight
+        flights.unlock()
+        defer {
+            flights.lock()
+            flight.done = true
+            inFlight[key] = nil
+            flights.broadcast()
+            flights.unlock()
+        }
+        try exchange(key, force: force)
+    }
+
+    /// One exchange and its outcome stored, unless (without `force`) the tokens are not due or
+    /// the state says not to call: needsReauth, or failing within its backoff.
+    private func exchange(_ key: RefreshKey, force: Bool) throws {
+        guard var record = try store.record(key) else { return }
+        let now = clock()
+        if !force {
+            switch record.state.condition {
+            case .needsReauth:
+                return
+            case .failing:
+                if let next = record.state.nextRefreshAt, next > now { return }
+            case .ok:
+                let access = try store.access(key)
+                if access.stored {
+                    let due = access.expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore))
+                    if due.map({ $0 > now }) ?? true {
+                        // Not due (new tokens were stored since): the background looks again then.
+                        if record.state.nextRefreshAt != due {
+                            record.state.nextRefreshAt = due
+                            try store.save(record)
+                        }
+                        return
+                    }
+                }
+            }
+        }
+        let refreshToken = record.setting.grant == .refreshToken ? try store.refreshToken(key) : nil
+        let started = DispatchTime.now().uptimeNanoseconds
+        let outcome: RefreshStatistics.Outcome
+        do {
+            let grant = try endpoint.exchange(record.setting, refreshToken: refreshToken)
+            let finished = clock()
+            let expiresAt = grant.expiresIn.map { finished.addingTimeInterval(TimeInterval($0)).truncatedToMilliseconds }
+            record.state = RefreshState(
+                condition: .ok, lastRefreshAt: finished.truncatedToMilliseconds,
+                nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
+            try store.store(grant, expiresAt: expiresAt, record: record)
+            outcome = .refreshed
+        } catch let failure as TokenExchangeFailure {
+            let finished = clock()
+            record.state.failures += 1
+            record.state.lastError = Self.explain(failure, grant: record.setting.grant)
+            if failure.needsReauth {
+                record.state.condition = .needsReauth
+                record.state.nextRefreshAt = nil
+                outcome = .needsReauth
+            } else {
+                record.state.condition = .failing
+                record.state.nextRefreshAt = finished.addingTimeInterval(backoff.delay(afterFailures: record.state.failures))
+                    .truncatedToMilliseconds
+                outcome = .failed
+            }
+            try store.save(record)
+        }
+        metrics.record(outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+        report(key, outcome, record.state)
+    }
+
+    /// What `lastError` says: the provider's code and description; for a refused refresh token,
+    /// also what a lost rotation looks like, so that an operator knows what to do.
+    static func explain(_ failure: TokenExchangeFailure, grant: RefreshSetting.Grant) -> String {
+        guard case .refused("invalid_grant", _) = failure, grant == .refreshToken else { return failure.description }
+        return failure.description
+            + " (the stored refresh token was refused: store new tokens with PUT /v1/tokens/{service})"
+    }
+}

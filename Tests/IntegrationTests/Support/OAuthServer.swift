@@ -1,0 +1,102 @@
+import Foundation
+
+/// The Authlib token endpoint of `oauth_server.py` (a real OAuth 2.0 authorization server),
+/// started on loopback for one test and stopped by its PID. Run with Debian's python3, which
+/// has Authlib and Flask (`scripts/bootstrap --test`).
+final class OAuthServer {
+    static let basicClient = (id: "basic-client", secret: "s3cret-basic")
+    static let postClient = (id: "post-client", secret: "s3cret-post")
+
+    let process = Process()
+    private(set) var port = 0
+    /// The CA certificate the HTTPS server's certificate is verified with; nil for plain HTTP.
+    let caFile: String?
+
+    /// `tls`: a certificate and key for 127.0.0.1 (its own CA), else plain HTTP.
+    init(tls: (cert: String, key: String)? = nil) throws {
+        caFile = tls?.cert
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oauth_server.py")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script.path] + (tls.map { ["--cert", $0.cert, "--key", $0.key] } ?? [])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line is `listening PORT`.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { break }
+            line += chunk
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard text.hasPrefix("listening "), let port = Int(text.dropFirst(10).prefix { $0.isNumber }) else {
+            stop()
+            throw ProcessFailure(description: "oauth_server.py did not start: \(text)")
+        }
+        self.port = port
+    }
+
+    var tokenEndpoint: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)/token" }
+
+    /// SIGTERM, then SIGKILL if it is still running after 5 seconds.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        if !waitUntil(timeout: 5, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    deinit { stop() }
+
+    // MARK: - The control API
+
+    /// How /token answers from now on: `normal`, `slow` (after `delay` seconds), `error` (503),
+    /// `invalid_grant`; and the `expires_in` of the tokens it issues.
+    func control(mode: String = "normal", delay: Double = 0, expiresIn: Int = 3600) throws {
+        _ = try call("POST", "/control", ["mode": mode, "delay": delay, "expiresIn": expiresIn])
+    }
+
+    /// A token pair issued to `clientId` as an authorization would.
+    func seed(clientId: String) throws -> (accessToken: String, refreshToken: String) {
+        let answer = try call("POST", "/seed", ["clientId": clientId])
+        return (try string(answer, "access_token"), try string(answer, "refresh_token"))
+    }
+
+    struct Stats {
+        /// Calls to /token.
+        var calls: Int
+        /// Every refresh token presented, in order.
+        var presented: [String]
+        var authMethods: [String]
+        /// Every access token issued, in order.
+        var issued: [String]
+    }
+
+    func stats() throws -> Stats {
+        let answer = try call("GET", "/stats", nil)
+        return Stats(
+            calls: answer["calls"] as? Int ?? -1, presented: answer["presented"] as? [String] ?? [],
+            authMethods: answer["authMethods"] as? [String] ?? [], issued: answer["issued"] as? [String] ?? [])
+    }
+
+    private func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
+        var arguments = ["curl", "-sS", "--max-time", "10", "-X", method]
+        if let caFile { arguments += ["--cacert", caFile] }
+        if let body {
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
+            arguments += ["-H", "Content-Type: application/json", "--data", json]
+        }
+        arguments.append("\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)\(path)")
+        let result = try Command.run(arguments)
+        guard result.status == 0,
+            let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        else { throw ProcessFailure(description: "oauth_server \(path): \(result.stderr) \(result.stdout)") }
+        return object
+    }
+
+    private func string(_ object: [String: Any], _ key: String) throws -> String {
+        guard let value = object[key] as? String else { throw ProcessFailure(description: "oauth_server: no \(key)") }
+        return value
+    }
+}

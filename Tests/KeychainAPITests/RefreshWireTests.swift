@@ -1,0 +1,72 @@
+import Foundation
+import KeychainAPI
+import KeychainCore
+import Testing
+
+/// The wire and stored forms of server-side refresh: the PUT body, the stored record (without the
+/// client secret), the answer (never the client secret), and `refreshBefore` in token metadata.
+struct RefreshWireTests {
+    static let body = #"{"tokenEndpoint":"https://auth.example.com/token","grant":"refresh_token","clientId":"app","clientSecret":"s3cret"}"#
+
+    func decode(_ text: String) throws -> RefreshPutRequest {
+        try RefreshPutRequest(decoding: JSONBody(parsing: Array(text.utf8)))
+    }
+
+    @Test func aMinimalBodyTakesTheDefaults() throws {
+        let setting = try decode(Self.body).setting
+        #expect(setting.tokenEndpoint.text == "https://auth.example.com/token")
+        #expect(setting.grant == .refreshToken && setting.clientId == "app")
+        #expect(setting.clientSecret == SecretBytes(utf8: "s3cret"))
+        #expect(setting.clientAuth == .basic && setting.scope == nil && setting.audience == nil)
+        #expect(setting.refreshBefore == 60)
+        // The client's encoding decodes to the same setting.
+        #expect(try RefreshPutRequest(decoding: JSONBody(parsing: RefreshPutRequest(setting: setting).encoded())).setting == setting)
+    }
+
+    @Test(arguments: [
+        (#"{"grant":"refresh_token","clientId":"a","clientSecret":"s"}"#, "the body needs \"tokenEndpoint\""),
+        (#"{"tokenEndpoint":"http://auth.example.com/t","grant":"refresh_token","clientId":"a","clientSecret":"s"}"#,
+         "\"tokenEndpoint\" must be https (plain http only to a loopback address)"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"password","clientId":"a","clientSecret":"s"}"#,
+         "\"grant\" must be refresh_token or client_credentials"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":""}"#,
+         "\"clientSecret\" must be a non-empty string"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","refreshBefore":-1}"#,
+         "\"refreshBefore\" must be a whole number of seconds from 0 to 86400"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","clientAuth":"jwt"}"#,
+         "\"clientAuth\" must be basic or post"),
+    ])
+    func aWrongBodyIsErrSecParamNamingTheKey(text: String, detail: String) {
+        #expect(throws: KeychainError.param(detail)) { try decode(text) }
+    }
+
+    @Test func theStoredRecordAndTheAnswerNeverHoldTheClientSecret() throws {
+        var setting = try decode(Self.body).setting
+        setting.scope = "read"
+        let state = RefreshState(
+            condition: .failing, lastRefreshAt: Date(timeIntervalSince1970: 1_795_255_200),
+            nextRefreshAt: Date(timeIntervalSince1970: 1_795_255_260), failures: 2, lastError: "HTTP 503")
+        let format = RefreshRecordJSON()
+        let stored = format.encode(setting, state)
+        #expect(!String(decoding: stored, as: UTF8.self).contains("s3cret"))
+        let decoded = try #require(format.decode(stored, clientSecret: SecretBytes(utf8: "s3cret")))
+        #expect(decoded.0 == setting && decoded.1 == state)
+
+        let key = RefreshKey(service: "api", user: "ann", group: "billing")
+        let answer = RefreshAnswer(RefreshRecord(key: key, setting: setting, state: state))
+        let text = String(decoding: answer.encoded(), as: UTF8.self)
+        #expect(!text.contains("s3cret") && !text.contains("clientSecret"))
+        let read = try RefreshAnswer(decoding: JSONValue.parse(answer.encoded()))
+        #expect(read.key == key && read.state == state && read.scope == "read")
+    }
+
+    @Test func tokenMetadataCarriesRefreshBeforeWhenSet() {
+        let format = TokenMetadataJSON()
+        let expiry = Date(timeIntervalSince1970: 1_795_255_200.123)
+        let metadata = TokenMetadata(expiresAt: expiry, refreshBefore: 60)
+        #expect(format.encode(metadata) == Array(#"{"expiresAt":"2026-11-21T10:00:00.123Z","refreshBefore":60}"#.utf8))
+        #expect(format.decode(format.encode(metadata)) == metadata)
+        #expect(format.decode(Array(#"{"expiresAt":"2026-11-21T10:00:00.123Z","refreshBefore":-5}"#.utf8))
+            == TokenMetadata(expiresAt: expiry))
+    }
+}

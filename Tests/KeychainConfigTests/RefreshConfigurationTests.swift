@@ -1,0 +1,35 @@
+import KeychainConfig
+import Testing
+
+/// The `refresh.*` keys of server-side token refresh.
+struct RefreshConfigurationTests {
+    @Test func defaultsAndEveryKeyFromFileAndEnvironment() throws {
+        let defaults = ServerConfiguration()
+        #expect(defaults.refreshCAFile == "")
+        #expect(defaults.refreshTimeoutSeconds == 10)
+        #expect(defaults.refreshWaitSeconds == 15)
+        #expect(defaults.refreshIntervalSeconds == 5)
+
+        let file = """
+            [refresh]
+            caFile = "/etc/ssl/provider-ca.pem"
+            timeoutSeconds = 3
+            waitSeconds = 4
+            """
+        let loaded = try ConfigurationLoader.load(
+            fileText: file, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"], flags: [:])
+        #expect(loaded.refreshCAFile == "/etc/ssl/provider-ca.pem")
+        #expect(loaded.refreshTimeoutSeconds == 3)
+        #expect(loaded.refreshWaitSeconds == 4)
+        #expect(loaded.refreshIntervalSeconds == 0)
+    }
+
+    @Test func timeoutsBelowOneSecondAreRefused() {
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: "[refresh]\ntimeoutSeconds = 0", environment: [:], flags: [:])
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: nil, environment: ["KEYCHAIND_REFRESH_WAIT_SECONDS": "0"], flags: [:])
+        }
+    }
+}
