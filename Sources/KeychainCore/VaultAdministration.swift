@@ -35,8 +35,10 @@ public protocol VaultAdministration: Sendable {
 
     /// A consistent snapshot of the database, taken while writes continue, sealed and
     /// authenticated as a whole under a key derived from the master key (never the master key
-    /// itself); `keychaind restore` opens it. `interactionNotAllowed` when locked.
-    func backupData() throws -> [UInt8]
+    /// itself); `keychaind restore` opens it. Returned as an open file that no directory names
+    /// any more (it disappears when closed), so that it is sent without being held in memory.
+    /// `interactionNotAllowed` when locked.
+    func backupFile() throws -> ReadOnlyFile
 
     /// Lock state, keyring terms and job progress, for the admin API and metrics.
     var status: VaultStatus { get }

@@ -9,11 +9,20 @@ public struct HTTPResponse: Sendable {
     /// The item the request created, as the answer names it (nil when the answer names none):
     /// the audit line records it, taken from the typed answer rather than read back from the body.
     public var createdItem: PersistentRef?
+    /// A file sent as the body instead of `body` (which is then empty), without reading it into
+    /// memory: the transport takes its descriptor (the backup answer). Nil for every other answer.
+    public var bodyFile: ReadOnlyFile?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// An answer whose body is `file`, sent by the transport straight from the file.
+    public init(status: Int, headers: [(name: String, value: String)] = [], file: ReadOnlyFile) {
+        self.init(status: status, headers: headers)
+        bodyFile = file
     }
 
     /// A JSON answer, marked `Cache-Control: no-store` (RFC 9111 §5.2.2.5): an answer may hold a

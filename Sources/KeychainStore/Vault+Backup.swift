@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import KeychainCore
+public import KeychainCore
 import Logging
 import Synchronization
 
@@ -19,13 +19,20 @@ extension Vault {
         }
     }
 
-    /// A sealed backup as bytes, for `GET /admin/backup`.
-    public func backupData() throws -> [UInt8] {
+    /// A sealed backup for `GET /admin/backup`: the sealed temporary file, open for reading and
+    /// already unlinked (the descriptor keeps it alive until it is closed), so the answer is
+    /// sent from the file and no name of it is left in the data directory.
+    public func backupFile() throws -> ReadOnlyFile {
         try sealedBackup(in: directory?.path ?? AtomicFile.parentDirectory(of: pool.path)) { sealed in
-            guard let data = FileManager.default.contents(atPath: sealed) else {
-                throw KeychainError.io("cannot read the sealed backup")
+            let fd = Glibc.open(sealed, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw KeychainError.io("cannot open the sealed backup: \(String(cString: strerror(errno)))") }
+            var info = stat()
+            guard fstat(fd, &info) == 0 else {
+                let reason = String(cString: strerror(errno))
+                Glibc.close(fd)
+                throw KeychainError.io("cannot read the sealed backup's size: \(reason)")
             }
-            return [UInt8](data)
+            return ReadOnlyFile(descriptor: fd, size: UInt64(info.st_size))
         }
     }
 

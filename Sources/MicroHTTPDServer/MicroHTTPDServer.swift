@@ -324,10 +324,12 @@ private func markWatched(_ connection: OpaquePointer, waitingSince: Int64) {
     }
 }
 
-/// Queues `response`; `closing` adds `Connection: close` (libmicrohttpd then closes the
+/// Queues `response` (its body, or its file when it has one); `closing` adds `Connection: close` (libmicrohttpd then closes the
 /// connection once the answer is sent, reading nothing more of it).
 private func queue(_ response: HTTPResponse, closing: Bool = false, on connection: OpaquePointer) -> MHD_Result {
-    guard let handle = ResponseBody.handle(for: response.body) else { return .NO }
+    let handle =
+        if let file = response.bodyFile { ResponseBody.handle(for: file) } else { ResponseBody.handle(for: response.body) }
+    guard let handle else { return .NO }
     for header in response.headers {
         // withCString borrows a native string's bytes; passing the String itself would copy it.
         _ = header.name.withCString { name in header.value.withCString { MHD_add_response_header(handle, name, $0) } }

@@ -1,5 +1,6 @@
 internal import CMicroHTTPD
 import Glibc
+import KeychainCore
 
 /// An answer's body lent to libmicrohttpd without a copy: the response points at the array's
 /// own storage, and this box keeps the array alive until libmicrohttpd destroys the response
@@ -34,5 +35,20 @@ final class ResponseBody {
             explicit_bzero(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
         }
         owner.release()
+    }
+}
+
+extension ResponseBody {
+    /// A libmicrohttpd response that sends `file` from its descriptor (sendfile on plain HTTP,
+    /// reads of a block at a time under TLS), never holding it in memory. libmicrohttpd owns the
+    /// descriptor from here and closes it when it destroys the response; nil when the descriptor
+    /// was handed over already or libmicrohttpd cannot make a response (it is then closed here).
+    static func handle(for file: ReadOnlyFile) -> OpaquePointer? {
+        guard let descriptor = file.takeDescriptor() else { return nil }
+        guard let handle = MHD_create_response_from_fd64(file.size, descriptor) else {
+            close(descriptor)
+            return nil
+        }
+        return handle
     }
 }

@@ -52,6 +52,11 @@ struct VaultOperationsTests {
         return result
     }
 
+    /// The temporary files of a backup (snapshot, sealed copy) still named in a data directory.
+    static func backupLeftovers(in dataDir: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dataDir.path).filter { $0.hasPrefix(".backup-") }
+    }
+
     static func runCommand(_ arguments: [String]) throws -> (status: Int32?, log: String) {
         let process = try KeychaindProcess(
             dataDir: URL(fileURLWithPath: "/nonexistent"), arguments: arguments, waitForListening: false)
@@ -286,6 +291,7 @@ struct VaultOperationsTests {
         #expect(backup.status == 200)
         #expect(backup.headers["content-type"] == "application/octet-stream")
         #expect(backup.body.prefix(16) == Data("KEYCHAIND-BACKUP".utf8))
+        #expect(try Self.backupLeftovers(in: fixture.server.dataDir).isEmpty)
         let all = acknowledged.withLock { $0 }
         print("backup: \(backup.body.count) bytes; \(all.count) items acknowledged, \(writtenDuringBackup) during the backup")
 

@@ -41,7 +41,14 @@ final class FakeVault: VaultAdministration {
             return Int(state.term)
         }
     }
-    func backupData() throws -> [UInt8] { Array("KEYCHAIND-BACKUP".utf8) }
+    /// "KEYCHAIND-BACKUP" in a file that is unlinked once open, as `Vault` hands its backup.
+    func backupFile() throws -> ReadOnlyFile {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fake-\(UUID().uuidString).backup").path
+        try Data("KEYCHAIND-BACKUP".utf8).write(to: URL(fileURLWithPath: path))
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        unlink(path)
+        return ReadOnlyFile(descriptor: descriptor, size: 16)
+    }
     var status: VaultStatus {
         state.withLock {
             VaultStatus(
@@ -115,7 +122,7 @@ struct VaultRoutesTests {
         #expect(vault.state.withLock { $0.calls }.isEmpty)
     }
 
-    @Test func rotateRekeyBackupAndStatus() {
+    @Test func rotateRekeyBackupAndStatus() throws {
         let rotate = send(.post, "/v1/admin/rotate", token: admin)
         #expect(rotate.status == 200)
         #expect(json(rotate)["status"] == .integer(0) && json(rotate)["term"] == .integer(2))
@@ -124,7 +131,13 @@ struct VaultRoutesTests {
         let rekey = send(.post, "/v1/admin/rekey", token: admin)
         #expect(rekey.status == 200 && json(rekey)["rewrapped"] == .integer(3))
         let backup = send(.get, "/v1/admin/backup", token: admin)
-        #expect(backup.status == 200 && backup.body == Array("KEYCHAIND-BACKUP".utf8))
+        let file = try #require(backup.bodyFile)
+        #expect(backup.status == 200 && backup.body.isEmpty && file.size == 16)
+        let descriptor = try #require(file.takeDescriptor())
+        defer { close(descriptor) }
+        var sent = [UInt8](repeating: 0, count: 32)
+        #expect(pread(descriptor, &sent, sent.count, 0) == 16 && Array(sent.prefix(16)) == Array("KEYCHAIND-BACKUP".utf8))
+        #expect(file.takeDescriptor() == nil)
         #expect(backup.headers.contains { $0.name == "Content-Type" && $0.value == "application/octet-stream" })
         let status = json(send(.get, "/v1/admin/vault", token: admin))
         #expect(status["currentTerm"] == .integer(3) && status["locked"] == .bool(false))

@@ -48,7 +48,7 @@ struct VaultAdministrationTests {
         expectLocked { _ = try vault.rekey() }
         #expect(try vault.items.countByClass()[.genericPassword] == 1)
         #expect(try vault.clients.clients().map(\.name) == ["admin"])
-        expectLocked { _ = try vault.backupData() }
+        expectLocked { _ = try vault.backupFile() }
         vault.lock()  // idempotent
 
         try vault.unlock()

@@ -31,7 +31,7 @@ extension Router {
         }
         add(.get, "/admin/backup", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()
-            let bytes = try vault.backupData()
+            let file = try vault.backupFile()
             return HTTPResponse(
                 status: 200,
                 headers: [
@@ -39,7 +39,7 @@ extension Router {
                     ("Content-Disposition", "attachment; filename=\"keychaind.backup\""),
                     ("Cache-Control", "no-store"),
                 ],
-                body: bytes)
+                file: file)
         }
         add(.get, "/admin/vault", access: .admin, audit: .none) { context in
             _ = try context.vaultRequest()

@@ -13,9 +13,14 @@ enum Hardening {
     }
 
     /// The resident set of a process in KiB (VmRSS in /proc/<pid>/status).
-    static func rssKiB(_ pid: Int32) -> Int {
+    static func rssKiB(_ pid: Int32) -> Int { statusKiB(pid, "VmRSS") }
+
+    /// The largest resident set a process has had so far, in KiB (VmHWM in /proc/<pid>/status).
+    static func peakRSSKiB(_ pid: Int32) -> Int { statusKiB(pid, "VmHWM") }
+
+    private static func statusKiB(_ pid: Int32, _ field: String) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
         else { return -1 }
         return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
     }
