@@ -19,19 +19,11 @@ bench_workspace
 
 bench_serve_one
 
-python3 - "$port" "$(cat "$work/data/admin.token")" "$reads" "$crowd" <<'PY'
+PYTHONPATH=bench python3 - "$port" "$(cat "$work/data/admin.token")" "$reads" "$crowd" <<'PY'
 import http.client, json, statistics, sys, time
+from keychaind_http import Keychaind
 port, admin, reads, crowd = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-conn = http.client.HTTPConnection("127.0.0.1", port)
-
-def call(method, path, token, body=None):
-    conn.request(method, path, body=None if body is None else json.dumps(body),
-                 headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
-    answer = conn.getresponse()
-    data = answer.read()
-    if answer.status >= 300:
-        raise SystemExit(f"{method} {path}: {answer.status} {data[:200]!r}")
-    return data
+call = Keychaind(port).call
 
 def client(name, group):
     return json.loads(call("POST", "/v1/admin/clients", admin, {"name": name, "accessGroups": [group]}))["token"]
