@@ -16,7 +16,8 @@ enum Wiring {
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(),
-            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes))
+            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes),
+            keptRefreshTokens: refresher)
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked })
         router.addItemRoutes(service: service)

@@ -241,6 +241,15 @@ final class TokenRefreshTests {
         #expect(asClient.json["refreshToken"] is NSNull)
         let asAdmin = try http.send("GET", "/v1/tokens/kept.example.com", token: admin)
         #expect(asAdmin.json["refreshToken"] as? String == seeded.refreshToken)
+        // Nor through the item routes, by name or in a listing of the service; admins still can.
+        let refreshItem = "/v1/items/genericPassword?service=kept.example.com&account=refreshToken&return=data"
+        #expect(try http.send("GET", refreshItem, token: client).status == 404)
+        #expect(try http.send("GET", refreshItem, token: admin).status == 200)
+        let listed = try http.send(
+            "GET", "/v1/items/genericPassword?service=kept.example.com&limit=all&return=attributes,data", token: client)
+        let accounts = (listed.json["items"] as? [[String: Any]])?.compactMap { $0["account"] as? String }
+        #expect(accounts == ["accessToken"], "\(listed.text)")
+        #expect(!listed.text.contains(seeded.refreshToken))
         // The client may read the state (never the secret).
         let state = try http.send("GET", "/v1/tokens/kept.example.com/refresh", token: client)
         #expect(state.status == 200)

@@ -12,10 +12,15 @@ public final class KeychainService: Sendable {
     /// The most bytes (`ItemPage.bytes`) the items of one CopyMatching answer of several items
     /// hold before it is cut with a `next` cursor; nil: no bound. One item comes alone however large.
     public let maxPageBytes: Int?
+    /// Whose refresh tokens CopyMatching answers to admin clients only: the ones a refresh setting
+    /// keeps (`api.md` "Keeping tokens fresh": once keychaind refreshes, only keychaind needs them).
+    /// nil: every item is answered to every client of its group.
+    let keptRefreshTokens: (any TokenRefreshing)?
 
     public init(
         store: any ItemStore, certificateParser: any CertificateParser,
-        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil
+        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil,
+        keptRefreshTokens: (any TokenRefreshing)? = nil
     ) {
         precondition(pageSize > 0 && (maxPageBytes ?? 1) > 0)
         self.store = store
@@ -23,6 +28,7 @@ public final class KeychainService: Sendable {
         self.clock = clock
         self.pageSize = pageSize
         self.maxPageBytes = maxPageBytes
+        self.keptRefreshTokens = keptRefreshTokens
     }
 
     // MARK: - SecItemAdd
@@ -175,7 +181,12 @@ public final class KeychainService: Sendable {
         }
         // Only what the return kinds need is read; identities join on attributes.
         var contents: ItemContents = []
-        if query.returnKinds.contains(.attributes) || query.itemClass == .identity { contents.insert(.attributes) }
+        // A refresh token is told from its attributes, so they are read for a client that may
+        // not be answered one.
+        let kept = client.role == .admin || query.itemClass != .genericPassword ? nil : keptRefreshTokens
+        if query.returnKinds.contains(.attributes) || query.itemClass == .identity || kept != nil {
+            contents.insert(.attributes)
+        }
         if query.returnKinds.contains(.data) { contents.insert(.secret) }
         let maxBytes = take > 1 ? maxPageBytes : nil
         var result: MatchResult
@@ -203,8 +214,15 @@ public final class KeychainService: Sendable {
         case .all:
             break
         }
+        if let kept { result.items = try result.items.filter { try !Self.isRefreshToken($0.item, keptBy: kept) } }
         guard !result.items.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
         return result
+    }
+
+    private static func isRefreshToken(_ item: Item, keptBy refresher: any TokenRefreshing) throws -> Bool {
+        try TokenNaming.namings(ofRefreshToken: item).contains { naming in
+            try refresher.keepsRefreshToken(naming, group: item.accessGroup)
+        }
     }
 
     // MARK: - SecItemUpdate

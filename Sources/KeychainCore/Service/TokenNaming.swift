@@ -30,3 +30,22 @@ public struct TokenNaming: Sendable, Equatable {
         return attributes
     }
 }
+
+extension TokenNaming {
+    /// The namings whose refresh token `item` would be (the inverse of `attributes(.refreshToken)`):
+    /// none for an item that is not one; two when its service and account fit both spellings.
+    static func namings(ofRefreshToken item: Item) -> [TokenNaming] {
+        guard item.itemClass == .genericPassword, case .string(let service)? = item[.service],
+            case .string(let account)? = item[.account]
+        else { return [] }
+        var namings: [TokenNaming] = []
+        let kind = Kind.refreshToken.rawValue
+        if account.hasSameUTF8(as: kind) { namings.append(TokenNaming(service: service)) }
+        let suffix = ".\(kind)".utf8
+        if service.utf8.count > suffix.count, service.utf8.suffix(suffix.count).elementsEqual(suffix) {
+            let base = String(decoding: service.utf8.dropLast(suffix.count), as: UTF8.self)
+            namings.append(TokenNaming(service: base, user: account))
+        }
+        return namings
+    }
+}
