@@ -123,19 +123,13 @@ enum SealedBackup {
                 try input.read(into: &buffer, count: count)
                 let plaintext: SecretBytes
                 do {
-                    plaintext = try buffer.withUnsafeBytes { raw in
-                        try chunkAAD(header: header, index: index, isFinal: isFinal).withUnsafeBytes { aad in
-                            try nonce(index).withUnsafeBytes { nonce in
-                                try cipher.open(
-                                    ciphertext: UnsafeRawBufferPointer(rebasing: raw[0..<(count - AESGCM.tagSize)]),
-                                    tag: UnsafeRawBufferPointer(rebasing: raw[(count - AESGCM.tagSize)..<count]),
-                                    nonce: nonce, aad: aad, lockedInMemory: false)
-                            }
-                        }
-                    }
+                    plaintext = try openChunk(
+                        buffer, count: count, index: index, isFinal: isFinal, header: header, cipher: cipher)
                 } catch {
                     // A last record that fails as final but would open as a middle one is a cut.
-                    if isFinal, (try? openable(buffer, count: count, index: index, header: header, cipher: cipher)) == true {
+                    if isFinal, (try? openChunk(
+                        buffer, count: count, index: index, isFinal: false, header: header, cipher: cipher)) != nil
+                    {
                         throw SealedBackupError.truncated
                     }
                     throw SealedBackupError.altered(chunk: Int(index))
@@ -154,10 +148,13 @@ enum SealedBackup {
         }
     }
 
-    /// Whether the record opens as a chunk that is not final.
-    private static func openable(_ buffer: [UInt8], count: Int, index: UInt64, header: [UInt8], cipher: AESGCM) throws -> Bool {
-        _ = try buffer.withUnsafeBytes { raw in
-            try chunkAAD(header: header, index: index, isFinal: false).withUnsafeBytes { aad in
+    /// The plaintext of the record in `buffer`'s first `count` bytes, opened as chunk `index`
+    /// (final or not: its AAD says which).
+    private static func openChunk(
+        _ buffer: [UInt8], count: Int, index: UInt64, isFinal: Bool, header: [UInt8], cipher: AESGCM
+    ) throws -> SecretBytes {
+        try buffer.withUnsafeBytes { raw in
+            try chunkAAD(header: header, index: index, isFinal: isFinal).withUnsafeBytes { aad in
                 try nonce(index).withUnsafeBytes { nonce in
                     try cipher.open(
                         ciphertext: UnsafeRawBufferPointer(rebasing: raw[0..<(count - AESGCM.tagSize)]),
@@ -166,7 +163,6 @@ enum SealedBackup {
                 }
             }
         }
-        return true
     }
 
     private static func check(of signed: [UInt8], fileKey: SecretBytes) -> [UInt8] {
