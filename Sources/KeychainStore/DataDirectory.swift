@@ -65,7 +65,7 @@ public struct DataDirectory: Sendable {
             let pool = try openPool()
             defer { pool.close() }
             _ = try Keyring.create(
-                pool: pool, masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
+                storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             let issuer = OpenSSLClientTokenIssuer()
             let (token, hash) = issuer.newToken()
             try SQLiteClientStore(pool: pool).addClient(
@@ -120,7 +120,7 @@ public struct DataDirectory: Sendable {
             let pool = try openPool(maxIdleReaders: maxIdleReaders)
             do {
                 let keyring = try Keyring.locked(
-                    pool: pool, source: masterKeySource, threshold: rotationThreshold, logger: logger)
+                storage: KeyringTable(pool: pool), source: masterKeySource, threshold: rotationThreshold, logger: logger)
                 return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
             } catch {
                 pool.close()
@@ -138,7 +138,7 @@ public struct DataDirectory: Sendable {
         do {
             let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
             let keyring = try Keyring.unlock(
-                pool: pool, masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
+                storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()

@@ -22,7 +22,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             try pool.write { try Migrations.apply(on: $0) }
             let masterKey = try MasterKeyFile.generate()
             let keyring = try Keyring.create(
-                pool: pool, masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
+                storage: KeyringTable(pool: pool), masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
             return (SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger), pool)
         case .sqliteFile:
             let fixture = try VaultFixture()

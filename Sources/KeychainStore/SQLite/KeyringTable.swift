@@ -3,32 +3,21 @@ import KeychainCore
 
 /// The keyring's tables: `keyring`, one row per term (its data key wrapped under the master key,
 /// when it was made, how many secrets it has sealed), and `keyring_check`, the key check value.
-/// Holds no key: `Keyring` wraps and unwraps, this reads and writes the rows.
-struct KeyringTable: Sendable {
-    /// A term's row.
-    struct StoredTerm {
-        let term: UInt32
-        let wrappedKey: [UInt8]
-        let encryptions: UInt64
-    }
-
+/// Holds no key: `Keyring` wraps and unwraps, this reads and writes the rows (`KeyringStorage`),
+/// and the write transactions of the item store record what they seal here (`recordEncryptions`).
+struct KeyringTable: KeyringStorage {
     let pool: ConnectionPool
 
-    /// Writes the key check value and term 1 into an empty database, in one transaction.
-    func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws {
+    /// One writer: each write transaction records the counts of the secrets it seals.
+    var leaseSize: UInt64? { nil }
+
+    func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws -> Bool {
         try pool.write { db in
             try db.transaction {
+                guard try Self.checkValue(on: db) == nil else { return false }
                 try db.execute("INSERT INTO keyring_check (id, check_value) VALUES (1, ?)", [.blob(checkValue)])
                 try Self.insertTerm(1, wrappedKey: firstWrappedKey, on: db)
-            }
-        }
-    }
-
-    /// Every term and how many secrets it has sealed, ascending; no key material.
-    func termCounts() throws -> [(term: UInt32, encryptions: UInt64)] {
-        try pool.read { db in
-            try db.query("SELECT term, encryptions FROM keyring ORDER BY term") {
-                (UInt32(truncatingIfNeeded: $0.int64(0)), UInt64(max(0, $0.int64(1))))
+                return true
             }
         }
     }
@@ -38,20 +27,53 @@ struct KeyringTable: Sendable {
         try pool.read { db in try Self.checkValue(on: db) }
     }
 
-    /// The key check value and every term, ascending, read in one snapshot on the writer (so that
-    /// no write can come between them).
-    func load() throws -> (checkValue: [UInt8]?, terms: [StoredTerm]) {
+    /// Read in one snapshot on the writer (so that no write can come between them).
+    func load() throws -> KeyringRows {
+        try pool.write { db in try db.read { try Self.rows(on: db) } }
+    }
+
+    func addTerm(_ term: UInt32, wrappedKey: [UInt8], checkValue: [UInt8]) throws -> Bool {
         try pool.write { db in
-            try db.read {
-                let check = try Self.checkValue(on: db)
-                let terms = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
-                    StoredTerm(
-                        term: UInt32(truncatingIfNeeded: $0.int64(0)), wrappedKey: $0.blob(1),
-                        encryptions: UInt64(max(0, $0.int64(2))))
-                }
-                return (check, terms)
+            try db.transaction {
+                guard try Self.checkValue(on: db) == checkValue,
+                    try db.scalarInt("SELECT count(*) FROM keyring WHERE term = ?", [.integer(Int64(term))]) == 0
+                else { return false }
+                try Self.insertTerm(term, wrappedKey: wrappedKey, on: db)
+                return true
             }
         }
+    }
+
+    /// On the writer throughout, so that no term is started between reading the rows and the
+    /// new master key taking over.
+    func rewrap(_ rewrap: (KeyringRows) throws -> KeyringRewrap) throws {
+        try pool.write { db in
+            try db.transaction {
+                let wrapped = try rewrap(try Self.rows(on: db))
+                try Self.rewrap(wrapped.terms, checkValue: wrapped.checkValue, on: db)
+            }
+        }
+    }
+
+    func reserveEncryptions(_ count: UInt64, term: UInt32) throws -> UInt64? {
+        try pool.write { db in
+            try db.transaction {
+                try db.execute(
+                    "UPDATE keyring SET encryptions = encryptions + ? WHERE term = ?",
+                    [.integer(Int64(count)), .integer(Int64(term))])
+                return try db.scalarInt("SELECT encryptions FROM keyring WHERE term = ?", [.integer(Int64(term))])
+                    .map { UInt64(max(0, $0)) }
+            }
+        }
+    }
+
+    private static func rows(on db: SQLiteConnection) throws -> KeyringRows {
+        let terms = try db.query("SELECT term, wrapped_key, encryptions FROM keyring ORDER BY term") {
+            KeyringRows.StoredTerm(
+                term: UInt32(truncatingIfNeeded: $0.int64(0)), wrappedKey: $0.blob(1),
+                encryptions: UInt64(max(0, $0.int64(2))))
+        }
+        return KeyringRows(checkValue: try checkValue(on: db), terms: terms)
     }
 
     // MARK: Inside a caller's transaction

@@ -1,0 +1,57 @@
+/// Where a keyring's rows are kept: SQLite's `KeyringTable` for one node, PostgreSQL's
+/// `PGKeyringStorage` for several. Holds no key: `Keyring` wraps and unwraps, the storage reads
+/// and writes wrapped keys, the key check value and the encryption counts.
+///
+/// Several nodes may write the same rows, so each write says what it assumed: a term number
+/// another node took first, or a check value a rekey elsewhere replaced, answers false (or
+/// `KeyringChanged`) and the keyring reads the rows again (`Keyring.refreshTerms()`).
+protocol KeyringStorage: Sendable {
+    /// Writes the key check value and term 1 into an empty keyring, in one transaction; false
+    /// (nothing written) when the keyring already has a check value.
+    func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws -> Bool
+
+    /// The key check value and every term, ascending, in one snapshot.
+    func load() throws -> KeyringRows
+
+    /// Writes `term`, which has sealed nothing yet, in a transaction of its own, provided the
+    /// stored key check value is still `checkValue` (its key is wrapped under that master key).
+    /// False, and nothing written, when the term exists already or the check value changed.
+    func addTerm(_ term: UInt32, wrappedKey: [UInt8], checkValue: [UInt8]) throws -> Bool
+
+    /// In one transaction that holds back every other keyring write: reads the rows, hands them
+    /// to `rewrap`, and writes the wrapped keys and check value it returns.
+    func rewrap(_ rewrap: (KeyringRows) throws -> KeyringRewrap) throws
+
+    /// Adds `count` to `term`'s encryption count in a transaction of its own and returns the
+    /// count over every writer; nil when the term is not stored.
+    func reserveEncryptions(_ count: UInt64, term: UInt32) throws -> UInt64?
+
+    /// How the secrets a node seals are counted: nil when each write transaction records them
+    /// with the secrets it stores (one writer: SQLite, `Keyring.seal(_:binding:on:)`); otherwise
+    /// the size of the blocks a node reserves ahead with `reserveEncryptions` (several writers:
+    /// `Keyring.seal(_:binding:)`), so that no write waits on a row every node updates.
+    var leaseSize: UInt64? { get }
+}
+
+/// A keyring's rows as stored.
+struct KeyringRows {
+    var checkValue: [UInt8]?
+    var terms: [StoredTerm]
+
+    /// A term's row: its data key wrapped under the master key and how many secrets it sealed.
+    struct StoredTerm: Equatable {
+        let term: UInt32
+        let wrappedKey: [UInt8]
+        let encryptions: UInt64
+    }
+}
+
+/// What a rekey writes: every term's data key wrapped under the new master key, and its check value.
+struct KeyringRewrap {
+    var terms: [(term: UInt32, wrappedKey: [UInt8])]
+    var checkValue: [UInt8]
+}
+
+/// The stored keyring is not the one the keyring holds in memory (a term or rekey from another
+/// node): read it again and retry.
+struct KeyringChanged: Error {}
