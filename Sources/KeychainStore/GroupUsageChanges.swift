@@ -1,8 +1,9 @@
 import KeychainCore
 
 /// What one write transaction changes in each access group's usage, written to `group_usage`
-/// and checked against the quota just before it commits: the writer runs one transaction at a
-/// time (`BEGIN IMMEDIATE`), so the check and the write it admits cannot interleave with another.
+/// and checked against the quota just before it commits. The check and the write it admits
+/// cannot interleave with another: SQLite's writer runs one transaction at a time
+/// (`BEGIN IMMEDIATE`); on PostgreSQL the group's row stays locked by the update until commit.
 struct GroupUsageChanges {
     /// A group compared by its bytes, as SQLite compares it.
     private struct Group: Hashable {
@@ -28,12 +29,14 @@ struct GroupUsageChanges {
         box.map { Int64(max(0, $0.count - SealedBox.overhead)) } ?? 0
     }
 
-    /// Writes the changes and refuses (errSecDiskFull) one that takes a group past `quota` in
-    /// what it grows.
-    func settle(quota: GroupQuota, on db: SQLiteConnection) throws {
+    /// Writes the changes with `add` (which adds to a group's stored usage and returns its new
+    /// totals) and refuses (errSecDiskFull) one that takes a group past `quota` in what it grows.
+    func settle(
+        quota: GroupQuota,
+        adding add: (_ group: String, _ items: Int64, _ secretBytes: Int64) throws -> (items: Int64, secretBytes: Int64)
+    ) throws {
         for (group, change) in changes where change != (0, 0) {
-            let total = try GroupUsageTable.add(
-                items: change.items, secretBytes: change.secretBytes, to: group.name, on: db)
+            let total = try add(group.name, change.items, change.secretBytes)
             if change.items > 0, let limit = quota.items, total.items > Int64(limit) {
                 throw KeychainError(
                     .diskFull, "access group \"\(group.name)\" would hold \(total.items) items; its quota is \(limit) (quota.items)")

@@ -31,7 +31,9 @@ final class SQLiteItemTransaction: ItemOperations {
     /// Writes the transaction's usage changes and checks them against `quota`, as its last
     /// operation before the commit.
     func settleUsage(quota: GroupQuota) throws {
-        try run { try usage.settle(quota: quota, on: db) }
+        try run {
+            try usage.settle(quota: quota) { try GroupUsageTable.add(items: $1, secretBytes: $2, to: $0, on: db) }
+        }
     }
 
     /// Uniqueness is enforced by the database (a partial UNIQUE index per class over the primary
@@ -40,7 +42,7 @@ final class SQLiteItemTransaction: ItemOperations {
         try run {
             try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
             for item in items {
-                let sealed = try item.secret.map { try keyring.seal($0, binding: Self.binding(of: item), on: db) }
+                let sealed = try item.secret.map { try keyring.seal($0, binding: SealBinding(of: item), on: db) }
                 let seq = try ItemTable.insert(item, sealedSecret: sealed, on: db)
                 list(ItemLookupMap.Entry(key: ItemTable.lookupKey(of: item), seq: seq))
                 usage.record(item.accessGroup, items: 1, secretBytes: Int64(item.secret?.count ?? 0))
@@ -61,14 +63,7 @@ final class SQLiteItemTransaction: ItemOperations {
 
     func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
         try run {
-            // The group the secrets will be bound to after the update (as `Item.accessGroup` reads it).
-            let newGroup: String? = changes.attributes[.accessGroup].map { value in
-                if case .string(let group)? = value { return group }
-                return ""
-            }
-            let changedAttributes = ItemTable.columnsByClass[filter.itemClass]!.attributes
-                .filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
-                .map { ($0, changes.attributes[$0]!) }
+            let plan = ItemUpdatePlan(filter, changes)
             let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
             let rekeys = lead.contains { changes.attributes.keys.contains($0) }
             try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
@@ -87,27 +82,14 @@ final class SQLiteItemTransaction: ItemOperations {
                     }
                 }
                 guard let ref = PersistentRef(row.persistentRef) else { throw KeychainError.decode("bad persistent reference") }
-                // Strictly later than the previous modification date.
-                var millis = changes.modificationDate.millisecondsSince1970
-                if let old = row.modificationDate, millis <= old { millis = old + 1 }
-                let group = newGroup ?? row.accessGroup
-                let binding = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: group)
-                var sealed: [UInt8]?
-                if let secret = changes.secret {
-                    sealed = try keyring.seal(secret, binding: binding, on: db)
-                } else if !group.hasSameUTF8(as: row.accessGroup), let box = row.sealedSecret {
-                    // The secret is bound to its group: re-seal it under the new binding.
-                    let old = SealBinding(itemClass: filter.itemClass, persistentRef: ref, accessGroup: row.accessGroup)
-                    sealed = try keyring.seal(try keyring.open(box, binding: old), binding: binding, on: db)
-                }
+                let change = try plan.change(
+                    of: ItemUpdatePlan.Row(
+                        persistentRef: ref, accessGroup: row.accessGroup, modificationDate: row.modificationDate,
+                        sealedSecret: row.sealedSecret),
+                    keyring: keyring, usage: &usage, seal: { try keyring.seal($0, binding: $1, on: db) })
                 try ItemTable.update(
-                    row.seq, attributes: changedAttributes, modificationDate: millis, sealedSecret: sealed, on: db)
-                let oldBytes = GroupUsageChanges.secretBytes(sealed: row.sealedSecret)
-                let newBytes = changes.secret.map { Int64($0.count) } ?? oldBytes
-                if !group.hasSameUTF8(as: row.accessGroup) || newBytes != oldBytes {
-                    usage.record(row.accessGroup, items: -1, secretBytes: -oldBytes)
-                    usage.record(group, items: 1, secretBytes: newBytes)
-                }
+                    row.seq, attributes: plan.changedAttributes, modificationDate: change.modificationDate,
+                    sealedSecret: change.sealedSecret, on: db)
             }
             return rows.count
         }
@@ -139,9 +121,5 @@ final class SQLiteItemTransaction: ItemOperations {
     private func list(_ entry: ItemLookupMap.Entry) {
         lookups.add(entry.key, seq: entry.seq)
         if !unlisted.isEmpty { unlisted.remove(entry) }
-    }
-
-    static func binding(of item: Item) -> SealBinding {
-        SealBinding(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: item.accessGroup)
     }
 }

@@ -4,11 +4,13 @@ import KeychainTestSupport
 import Testing
 @testable import KeychainStore
 
-/// The stores every `ItemStore` test runs against: the reference and the SQLite ones.
+/// The stores every `ItemStore` test runs against: the reference, the SQLite ones, and
+/// PostgreSQL (a schema of its own on the tests' throwaway cluster).
 enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
     case inMemory
     case sqliteMemory
     case sqliteFile
+    case postgresql
 
     var testDescription: String { rawValue }
 
@@ -27,6 +29,15 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case .sqliteFile:
             let fixture = try VaultFixture()
             return (fixture.vault.items, fixture)
+        case .postgresql:
+            let database = try PGTestDatabase()
+            try PGMigrations.apply(on: database.connect())
+            let settings = PGSettings(url: database.url)
+            let masterKey = try MasterKeyFile.generate()
+            let keyring = try Keyring.create(
+                storage: PGKeyringStorage(settings: settings), masterKey: masterKey,
+                source: MasterKeySource { [masterKey] }, logger: quietLogger)
+            return (PGItemStore(connections: PGConnections(settings: settings), keyring: keyring), nil)
         }
     }
 }

@@ -1,4 +1,7 @@
 internal import CLibPQ
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One PostgreSQL connection through libpq: owns the `PGconn` (finished in `deinit`), prepares
 /// each statement once (named by the order it was first seen), and sends every parameter and
@@ -16,9 +19,23 @@ final class PGConnection {
         let types: [Oid]
     }
 
-    /// Connects with a libpq connection string (`host=… port=… dbname=…` or a `postgresql://` URL).
-    init(url: String) throws {
-        guard let handle = PQconnectdb(url) else {
+    /// Connects with a libpq connection string (`host=… port=… dbname=…` or a `postgresql://` URL),
+    /// with `defaults` (libpq keywords such as `connect_timeout`) where the string sets nothing.
+    init(url: String, defaults: [(keyword: String, value: String)] = []) throws {
+        // Keywords before `dbname` are overridden by what the expanded connection string sets.
+        let pairs = defaults + [(keyword: "dbname", value: url)]
+        let keywords = pairs.map { strdup($0.keyword) } + [nil]
+        let values = pairs.map { strdup($0.value) } + [nil]
+        defer {
+            keywords.forEach { free($0) }
+            values.forEach { free($0) }
+        }
+        let connected = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keywordPointers in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
+                PQconnectdbParams(keywordPointers.baseAddress, valuePointers.baseAddress, 1)
+            }
+        }
+        guard let handle = connected else {
             throw PostgreSQLError(sqlState: nil, message: "out of memory")
         }
         guard PQstatus(handle) == CONNECTION_OK else {
@@ -64,6 +81,33 @@ final class PGConnection {
             if PQtransactionStatus(handle) != PQTRANS_IDLE { _ = try? executeScript("ROLLBACK") }
             throw error
         }
+    }
+
+    // MARK: Notifications
+
+    /// The payloads of the notifications received so far (after `LISTEN`), waiting up to
+    /// `timeoutMilliseconds` for the first when none is queued. Throws when the connection is lost.
+    func notifications(waitingUpTo timeoutMilliseconds: Int32) throws -> [String] {
+        var received = drainNotifications()
+        if !received.isEmpty { return received }
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        guard descriptor.fd >= 0 else { throw PostgreSQLError(sqlState: nil, message: "the connection has no socket") }
+        if poll(&descriptor, 1, timeoutMilliseconds) > 0 {
+            guard PQconsumeInput(handle) == 1 else {
+                throw PostgreSQLError(sqlState: nil, message: Self.message(of: handle))
+            }
+            received = drainNotifications()
+        }
+        return received
+    }
+
+    private func drainNotifications() -> [String] {
+        var payloads: [String] = []
+        while let notification = PQnotifies(handle) {
+            payloads.append(String(cString: notification.pointee.extra))
+            PQfreemem(notification)
+        }
+        return payloads
     }
 
     private func statementName(_ sql: String, types: [Oid]) throws -> String {

@@ -1,29 +1,56 @@
 import KeychainConcurrency
 
-/// The PostgreSQL connections of a node: one per thread that asks (libmicrohttpd's workers), made
-/// on its first use and made again after the server dropped it, so a node recovers by itself when
-/// the database comes back. A connection is used by one thread at a time: its slot's lock is
-/// uncontended, except when the process ran out of thread-specific keys and every thread shares
-/// one slot (`PerThread`), where it serialises them.
-final class PGConnections: Sendable {
-    private let url: String
-    private let slots = PerThread { PThreadLocked<PGConnection?>(nil) }
-
-    /// `url`: a libpq connection string (multi-host strings with `target_session_attrs=read-write`
+/// How a node connects to PostgreSQL: the libpq connection string and the bounds that keep a
+/// request from waiting long on a database that is gone (`storage.postgresql.*`).
+public struct PGSettings: Sendable {
+    /// A libpq connection string (multi-host strings with `target_session_attrs=read-write`
     /// find the primary).
-    init(url: String) { self.url = url }
+    public var url: String
+    /// How long connecting may take (libpq `connect_timeout`).
+    public var connectTimeoutSeconds: Int
+    /// How long a statement may run, and sent data stay unacknowledged, before the request
+    /// fails with errSecIO (`statement_timeout`, `tcp_user_timeout`).
+    public var statementTimeoutSeconds: Int
 
-    /// Runs `body` on the calling thread's connection, connecting first when it has none or lost
-    /// it. A connection failure (thrown by connecting or by `body`) drops the connection, so the
-    /// next call connects again.
+    public init(url: String, connectTimeoutSeconds: Int = 5, statementTimeoutSeconds: Int = 10) {
+        self.url = url
+        self.connectTimeoutSeconds = connectTimeoutSeconds
+        self.statementTimeoutSeconds = statementTimeoutSeconds
+    }
+
+    /// libpq keywords applied where the connection string sets none.
+    var defaults: [(keyword: String, value: String)] {
+        [
+            ("connect_timeout", "\(max(1, connectTimeoutSeconds))"),
+            ("tcp_user_timeout", "\(max(1, statementTimeoutSeconds) * 1000)"),
+            ("keepalives_idle", "\(max(1, statementTimeoutSeconds))"),
+            ("application_name", "keychaind"),
+            ("options", "-c statement_timeout=\(max(1, statementTimeoutSeconds) * 1000)"),
+        ]
+    }
+
+    func connect() throws -> PGConnection { try PGConnection(url: url, defaults: defaults) }
+}
+
+/// One connection, made on first use and made again after the server dropped it, so that a
+/// node recovers by itself when the database comes back. Serves one caller at a time.
+final class PGConnectionSlot: Sendable {
+    private let settings: PGSettings
+    private let slot = PThreadLocked<PGConnection?>(nil)
+
+    init(settings: PGSettings) { self.settings = settings }
+
+    /// Runs `body` on the connection, connecting first when there is none or it was lost. A
+    /// connection failure (thrown by connecting or by `body`) drops the connection, so the next
+    /// call connects again.
     func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
-        try slots.current.withLock { slot in
+        try slot.withLock { slot in
             let connection: PGConnection
             if let current = slot, current.isConnected {
                 connection = current
             } else {
                 slot = nil
-                connection = try PGConnection(url: url)
+                connection = try settings.connect()
                 slot = connection
             }
             do {
@@ -33,5 +60,26 @@ final class PGConnections: Sendable {
                 throw error
             }
         }
+    }
+
+    /// Closes the connection (the next call connects again).
+    func drop() { slot.withLock { $0 = nil } }
+}
+
+/// The PostgreSQL connections of a node's request threads: one per thread that asks
+/// (libmicrohttpd's workers), each a `PGConnectionSlot`. A slot's lock is uncontended, except
+/// when the process ran out of thread-specific keys and every thread shares one slot
+/// (`PerThread`), where it serialises them.
+final class PGConnections: Sendable {
+    private let slots: PerThread<PGConnectionSlot>
+
+    init(settings: PGSettings) { slots = PerThread { PGConnectionSlot(settings: settings) } }
+
+    /// `url` with the default bounds.
+    convenience init(url: String) { self.init(settings: PGSettings(url: url)) }
+
+    /// Runs `body` on the calling thread's connection (`PGConnectionSlot.withConnection`).
+    func withConnection<T>(_ body: (PGConnection) throws -> T) throws -> T {
+        try slots.current.withConnection(body)
     }
 }

@@ -39,10 +39,13 @@ enum PGItemTable {
         )
     })
 
-    /// Deletes the rows matching `filter`; returns how many.
-    static func delete(_ filter: ItemFilter, on db: PGConnection) throws -> Int {
+    /// Deletes the rows matching `filter`; returns each one's access group and sealed secret's size.
+    static func delete(_ filter: ItemFilter, on db: PGConnection) throws -> [(accessGroup: String, sealedBytes: Int)] {
         let where_ = PGItemFilter(filter)
-        return try db.execute("DELETE FROM items WHERE \(where_.whereClause)", where_.values).affectedRows
+        let rows = try db.execute(
+            "DELETE FROM items WHERE \(where_.whereClause) RETURNING coalesce(\"accessGroup\", ''), coalesce(octet_length(secret), 0)",
+            where_.values)
+        return (0..<rows.count).map { (rows.text($0, 0), Int(rows.int64($0, 1))) }
     }
 
     /// Sets the row `seq`'s `attributes` (nil: absent), its modification date and, when given, its

@@ -10,13 +10,6 @@ import KeychainCore
 /// at once is written by one of them, and each node adds the secrets it sealed to the term's count
 /// rather than writing its own total.
 enum PGKeyringTable {
-    /// A term's row.
-    struct StoredTerm: Equatable {
-        let term: UInt32
-        let wrappedKey: [UInt8]
-        let encryptions: UInt64
-    }
-
     /// Writes the key check value and term 1 into an empty keyring, in the caller's transaction;
     /// false (and nothing written) when the keyring already has its check value: another node
     /// initialised it first.
@@ -30,21 +23,21 @@ enum PGKeyringTable {
     }
 
     /// The key check value and every term, ascending, in one statement (one snapshot).
-    static func load(on db: PGConnection) throws -> (checkValue: [UInt8]?, terms: [StoredTerm]) {
+    static func load(on db: PGConnection) throws -> KeyringRows {
         let rows = try db.execute(
             """
             SELECT c.check_value, k.term, k.wrapped_key, k.encryptions
             FROM (SELECT 1) AS one LEFT JOIN keyring_check c ON c.id = 1 LEFT JOIN keyring k ON true
             ORDER BY k.term
             """)
-        guard rows.count > 0 else { return (nil, []) }
+        guard rows.count > 0 else { return KeyringRows(checkValue: nil, terms: []) }
         let check = rows.isNull(0, 0) ? nil : rows.bytes(0, 0)
         let terms = (0..<rows.count).filter { !rows.isNull($0, 1) }.map { row in
-            StoredTerm(
+            KeyringRows.StoredTerm(
                 term: UInt32(truncatingIfNeeded: rows.int64(row, 1)), wrappedKey: rows.bytes(row, 2),
                 encryptions: UInt64(max(0, rows.int64(row, 3))))
         }
-        return (check, terms)
+        return KeyringRows(checkValue: check, terms: terms)
     }
 
     /// Adds a term, made now, that has sealed nothing yet; false when another node wrote that
@@ -58,12 +51,12 @@ enum PGKeyringTable {
     }
 
     /// Adds `count` secrets sealed by this node to `term`'s count, in the transaction that stores
-    /// them; returns the count over every node.
-    static func addEncryptions(_ count: UInt64, term: UInt32, on db: PGConnection) throws -> UInt64 {
+    /// them; returns the count over every node, nil when the term is not stored.
+    static func addEncryptions(_ count: UInt64, term: UInt32, on db: PGConnection) throws -> UInt64? {
         let rows = try db.execute(
             "UPDATE keyring SET encryptions = encryptions + $1 WHERE term = $2 RETURNING encryptions",
             [.int8(Int64(count)), .int8(Int64(term))])
-        return rows.count == 1 ? UInt64(max(0, rows.int64(0, 0))) : 0
+        return rows.count == 1 ? UInt64(max(0, rows.int64(0, 0))) : nil
     }
 
     /// Replaces the terms' wrapped keys and the key check value, in the caller's transaction.

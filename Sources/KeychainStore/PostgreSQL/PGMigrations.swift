@@ -5,7 +5,8 @@
 /// transactional in PostgreSQL) and frees the lock with its session.
 enum PGMigrations {
     static let all: [(version: Int64, script: String)] = [
-        (1, PGSchema.version1())
+        (1, PGSchema.version1()),
+        (2, PGSchema.version2()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

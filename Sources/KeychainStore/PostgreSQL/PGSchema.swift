@@ -117,4 +117,28 @@ enum PGSchema {
             """
         return script
     }
+
+    /// Migration 2: what several nodes share besides items, keys and clients. `group_usage` as
+    /// on SQLite (migration 3), filled from the items stored; `cluster_state`, one row of
+    /// versioned state every node follows (`PGClusterState`): whether the vault is locked, and
+    /// counters bumped by every change to the clients and the keyring.
+    static func version2() -> String {
+        """
+        CREATE TABLE group_usage (
+            access_group text PRIMARY KEY,
+            items bigint NOT NULL,
+            secret_bytes bigint NOT NULL
+        );
+        INSERT INTO group_usage (access_group, items, secret_bytes)
+            SELECT coalesce("accessGroup", ''), count(*), sum(coalesce(octet_length(secret) - \(SealedBox.overhead), 0))
+            FROM items GROUP BY 1;
+        CREATE TABLE cluster_state (
+            id integer PRIMARY KEY CHECK (id = 1),
+            locked boolean NOT NULL DEFAULT false,
+            clients_version bigint NOT NULL DEFAULT 0,
+            keyring_version bigint NOT NULL DEFAULT 0
+        );
+        INSERT INTO cluster_state (id) VALUES (1);
+        """
+    }
 }

@@ -47,14 +47,20 @@ enum ClientTable {
         Int(try db.scalarInt("SELECT count(*) FROM clients") ?? 0)
     }
 
-    private static func encode(_ groups: [String]) throws -> String {
+    /// Access groups as stored (a JSON array), on either backend.
+    static func encode(_ groups: [String]) throws -> String {
         String(decoding: try JSONEncoder().encode(groups), as: UTF8.self)
     }
 
-    private static func client(from row: SQLiteStatement) throws -> Client {
-        guard let groups = try? JSONDecoder().decode([String].self, from: Data(row.text(1).utf8)),
-            let role = Client.Role(rawValue: row.text(2))
+    /// A client from its stored columns, on either backend.
+    static func client(name: String, groupsJSON: String, role: String, createdMilliseconds: Int64) throws -> Client {
+        guard let groups = try? JSONDecoder().decode([String].self, from: Data(groupsJSON.utf8)),
+            let role = Client.Role(rawValue: role)
         else { throw KeychainError.decode("a stored client record is malformed") }
-        return Client(name: row.text(0), accessGroups: groups, role: role, createdAt: Date(millisecondsSince1970: row.int64(3)))
+        return Client(name: name, accessGroups: groups, role: role, createdAt: Date(millisecondsSince1970: createdMilliseconds))
+    }
+
+    private static func client(from row: SQLiteStatement) throws -> Client {
+        try client(name: row.text(0), groupsJSON: row.text(1), role: row.text(2), createdMilliseconds: row.int64(3))
     }
 }

@@ -110,7 +110,7 @@ struct PGItemTableTests {
         #expect(updated.item[.account] == nil && updated.sealedSecret == [1])
         #expect(updated.item[.modificationDate] == .date(Date(millisecondsSince1970: 7)))
         #expect(try PGItemTable.countByClass(on: db)[.genericPassword] == 2)
-        #expect(try PGItemTable.delete(all, on: db) == 2)
+        #expect(try PGItemTable.delete(all, on: db).count == 2)
         #expect(try PGItemTable.countByClass(on: db)[.genericPassword] == 0)
     }
 }

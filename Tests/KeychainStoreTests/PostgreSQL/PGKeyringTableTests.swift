@@ -15,9 +15,10 @@ struct PGKeyringTableTests {
         #expect(try PGKeyringTable.load(on: db).terms.isEmpty)
         #expect(try db.transaction { try PGKeyringTable.create(checkValue: [1], firstWrappedKey: [2], on: db) })
         #expect(try !db.transaction { try PGKeyringTable.create(checkValue: [9], firstWrappedKey: [9], on: db) })
-        let (check, terms) = try PGKeyringTable.load(on: db)
+        let loaded = try PGKeyringTable.load(on: db)
+        let (check, terms) = (loaded.checkValue, loaded.terms)
         #expect(check == [1])
-        #expect(terms == [PGKeyringTable.StoredTerm(term: 1, wrappedKey: [2], encryptions: 0)])
+        #expect(terms == [KeyringRows.StoredTerm(term: 1, wrappedKey: [2], encryptions: 0)])
     }
 
     @Test func aTermIsWrittenOnceAndCountsAddUpOverNodes() throws {
@@ -28,7 +29,8 @@ struct PGKeyringTableTests {
         #expect(try PGKeyringTable.addEncryptions(5, term: 2, on: db) == 5)
         #expect(try PGKeyringTable.addEncryptions(3, term: 2, on: db) == 8)
         try PGKeyringTable.rewrap([(1, [7]), (2, [8])], checkValue: [6], on: db)
-        let (check, terms) = try PGKeyringTable.load(on: db)
+        let loaded = try PGKeyringTable.load(on: db)
+        let (check, terms) = (loaded.checkValue, loaded.terms)
         #expect(check == [6])
         #expect(terms.map(\.wrappedKey) == [[7], [8]])
         #expect(terms.map(\.encryptions) == [0, 8])

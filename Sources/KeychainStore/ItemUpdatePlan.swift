@@ -1,0 +1,77 @@
+import KeychainCore
+
+/// What an update (`ItemOperations.update`) does to each row it matches, the same on every
+/// backend: the attributes it sets, a modification date strictly later than the row's, the
+/// secret sealed anew when it changes or when the row moves to another access group (a secret
+/// is bound to its group), and the change in each group's usage.
+struct ItemUpdatePlan {
+    let itemClass: ItemClass
+    let changes: ItemChanges
+    /// The attributes the update sets, in the class's column order (nil: made absent); the
+    /// modification date is set on its own.
+    let changedAttributes: [(Attribute, AttributeValue?)]
+    /// The group the secrets will be bound to after the update (as `Item.accessGroup` reads it),
+    /// nil when the update leaves the group alone.
+    private let newGroup: String?
+
+    init(_ filter: ItemFilter, _ changes: ItemChanges) {
+        itemClass = filter.itemClass
+        self.changes = changes
+        newGroup = changes.attributes[.accessGroup].map { value in
+            if case .string(let group)? = value { return group }
+            return ""
+        }
+        changedAttributes = ItemTable.columnsByClass[filter.itemClass]!.attributes
+            .filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
+            .map { ($0, changes.attributes[$0]!) }
+    }
+
+    /// A row as the update reads it.
+    struct Row {
+        let persistentRef: PersistentRef
+        let accessGroup: String
+        let modificationDate: Int64?
+        let sealedSecret: [UInt8]?
+    }
+
+    /// What the update writes to one row.
+    struct RowChange {
+        /// Milliseconds since 1970, strictly later than the row's previous modification date.
+        let modificationDate: Int64
+        /// The new sealed secret, nil when the stored one stays.
+        let sealedSecret: [UInt8]?
+    }
+
+    /// The change to `row`, sealing with `seal` (the backend's sealing in its transaction), and
+    /// its usage recorded in `usage`.
+    func change(
+        of row: Row, keyring: Keyring, usage: inout GroupUsageChanges,
+        seal: (SecretBytes, SealBinding) throws -> [UInt8]
+    ) throws -> RowChange {
+        var millis = changes.modificationDate.millisecondsSince1970
+        if let old = row.modificationDate, millis <= old { millis = old + 1 }
+        let group = newGroup ?? row.accessGroup
+        let binding = SealBinding(itemClass: itemClass, persistentRef: row.persistentRef, accessGroup: group)
+        var sealed: [UInt8]?
+        if let secret = changes.secret {
+            sealed = try seal(secret, binding)
+        } else if !group.hasSameUTF8(as: row.accessGroup), let box = row.sealedSecret {
+            let old = SealBinding(itemClass: itemClass, persistentRef: row.persistentRef, accessGroup: row.accessGroup)
+            sealed = try seal(try keyring.open(box, binding: old), binding)
+        }
+        let oldBytes = GroupUsageChanges.secretBytes(sealed: row.sealedSecret)
+        let newBytes = changes.secret.map { Int64($0.count) } ?? oldBytes
+        if !group.hasSameUTF8(as: row.accessGroup) || newBytes != oldBytes {
+            usage.record(row.accessGroup, items: -1, secretBytes: -oldBytes)
+            usage.record(group, items: 1, secretBytes: newBytes)
+        }
+        return RowChange(modificationDate: millis, sealedSecret: sealed)
+    }
+}
+
+extension SealBinding {
+    /// What `item`'s secret is bound to.
+    init(of item: Item) {
+        self.init(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: item.accessGroup)
+    }
+}
