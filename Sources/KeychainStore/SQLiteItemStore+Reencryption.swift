@@ -1,6 +1,6 @@
 import KeychainCore
 
-extension SQLiteItemStore {
+extension SQLiteItemStore: ReencryptingStore {
     /// How many stored secrets are sealed under a term older than `term`. Needs no key.
     func countSecrets(olderThan term: UInt32) throws -> Int {
         try StoreErrors.map { try pool.read { db in try ItemTable.countSecrets(olderThan: term, on: db) } }

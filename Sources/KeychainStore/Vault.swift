@@ -188,6 +188,18 @@ public final class Vault: VaultAdministration, Sendable {
     }
 }
 
+/// What a re-encryption does to a store, on either backend.
+protocol ReencryptingStore: Sendable {
+    /// How many stored secrets are sealed under a term older than `term`. Needs no key.
+    func countSecrets(olderThan term: UInt32) throws -> Int
+    /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
+    /// term, in one transaction, in `seq` order after `afterSeq`. Returns the last `seq` visited
+    /// and how many were re-sealed, or nil when none is left.
+    func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)?
+    /// Retires the terms older than `term` that seal nothing any more; returns them.
+    func retireTerms(olderThan term: UInt32) throws -> [UInt32]
+}
+
 /// One background re-encryption: batches of `reencryptBatch` until none is left, the vault is
 /// locked or closed, or it is cancelled by a newer job.
 final class ReencryptionJob: Sendable {
@@ -202,7 +214,7 @@ final class ReencryptionJob: Sendable {
 
     func cancel() { cancelled.store(true, ordering: .relaxed) }
 
-    func run(store: SQLiteItemStore, batchSize: Int, logger: Logger) {
+    func run(store: any ReencryptingStore, batchSize: Int, logger: Logger) {
         let term = progress.targetTerm
         do {
             let total = try store.countSecrets(olderThan: term)

@@ -44,12 +44,18 @@ final class PGKeyringStorage: KeyringStorage {
         try connection.withConnection { db in try PGKeyringTable.addEncryptions(count, term: term, on: db) }
     }
 
-    /// Deletes retired terms (no secret is sealed under them any more).
-    func retire(_ terms: [UInt32]) throws {
+    /// Deletes the `candidates` that `isUnused` says no stored secret is sealed under, in one
+    /// transaction; returns them.
+    func retire(_ candidates: [UInt32], isUnused: (UInt32, PGConnection) throws -> Bool) throws -> [UInt32] {
+        var retired: [UInt32] = []
         _ = try lockedChange { db in
-            for term in terms { try db.execute("DELETE FROM keyring WHERE term = $1", [.int8(Int64(term))]) }
-            return true
+            for term in candidates where try isUnused(term, db) {
+                try db.execute("DELETE FROM keyring WHERE term = $1", [.int8(Int64(term))])
+                retired.append(term)
+            }
+            return !retired.isEmpty
         }
+        return retired
     }
 
     /// Runs `body` in a transaction holding the keyring's advisory lock; when it returns true,
