@@ -45,6 +45,21 @@ public final class PThreadMonitor<State>: @unchecked Sendable {
         }
     }
 
+    /// `wait(until:)` for at most `timeoutMilliseconds`: nil when the time ran out first.
+    public func wait<Result>(timeoutMilliseconds: Int, until ready: (inout State) -> Result?) -> Result? {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + (timeoutMilliseconds % 1000) * 1_000_000
+        deadline.tv_sec += timeoutMilliseconds / 1000 + nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while true {
+            if let result = ready(&state) { return result }
+            if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT { return ready(&state) }
+        }
+    }
+
     /// Wakes every waiting thread (each asks its `ready` again). Call after changing the state.
     public func wakeAll() {
         pthread_cond_broadcast(condition)

@@ -34,6 +34,8 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
+        "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
+        "storage.postgresql.statementTimeoutSeconds",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -156,6 +158,15 @@ public enum ConfigurationLoader {
         case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)
         case "refresh.intervalSeconds": configuration.refreshIntervalSeconds = try integer(atLeast: 0)
+        case "storage.backend":
+            guard let backend = ServerConfiguration.StorageBackend(rawValue: setting.value) else {
+                throw fail("one of \(ServerConfiguration.StorageBackend.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            configuration.storageBackend = backend
+        case "storage.postgresql.url": configuration.postgresqlURL = setting.value
+        case "storage.postgresql.connectTimeoutSeconds": configuration.postgresqlConnectTimeoutSeconds = try integer(atLeast: 1)
+        case "storage.postgresql.statementTimeoutSeconds":
+            configuration.postgresqlStatementTimeoutSeconds = try integer(atLeast: 1)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

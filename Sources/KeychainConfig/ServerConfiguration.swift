@@ -36,6 +36,10 @@ import Foundation
 /// | `refresh.timeoutSeconds` | integer ≥ 1, one token endpoint call at most | `10` | `KEYCHAIND_REFRESH_TIMEOUT_SECONDS` |
 /// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
 /// | `refresh.intervalSeconds` | integer ≥ 0, how often the background refresher looks for due tokens, 0 = off | `5` | `KEYCHAIND_REFRESH_INTERVAL_SECONDS` |
+/// | `storage.backend` | `sqlite` (one node, `<dataDir>/keychain.db`) or `postgresql` (several nodes) | `sqlite` | `KEYCHAIND_STORAGE_BACKEND` |
+/// | `storage.postgresql.url` | libpq connection string (multi-host with `target_session_attrs=read-write`) | empty | `KEYCHAIND_STORAGE_POSTGRESQL_URL` |
+/// | `storage.postgresql.connectTimeoutSeconds` | integer ≥ 1, connecting at most | `5` | `KEYCHAIND_STORAGE_POSTGRESQL_CONNECT_TIMEOUT_SECONDS` |
+/// | `storage.postgresql.statementTimeoutSeconds` | integer ≥ 1, one statement (and unacknowledged sends) at most | `10` | `KEYCHAIND_STORAGE_POSTGRESQL_STATEMENT_TIMEOUT_SECONDS` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -76,6 +80,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshTimeoutSeconds: Int = 10
     public var refreshWaitSeconds: Int = 15
     public var refreshIntervalSeconds: Int = 5
+    public var storageBackend: StorageBackend = .sqlite
+    public var postgresqlURL: String = ""
+    public var postgresqlConnectTimeoutSeconds: Int = 5
+    public var postgresqlStatementTimeoutSeconds: Int = 10
+
+    /// Where the vault lives (`storage.backend`).
+    public enum StorageBackend: String, Sendable, CaseIterable {
+        /// One node: SQLite in the data directory.
+        case sqlite
+        /// Several active nodes over one PostgreSQL database (`storage.postgresql.*`).
+        case postgresql
+    }
 
     /// TLS 1.3 and 1.2 only; key exchange by ECDHE only (forward secrecy: no RSA key transport,
     /// no finite-field DHE); AEAD ciphers only (no CBC, so no MAC-then-encrypt padding oracles).
@@ -92,6 +108,14 @@ public struct ServerConfiguration: Sendable, Equatable {
                 + "the network in clear. Set tls.certFile and tls.keyFile (KEYCHAIND_TLS_CERT_FILE, KEYCHAIND_TLS_KEY_FILE), "
                 + "or, behind a TLS-terminating proxy on a trusted network, tls.allowPlaintext = true "
                 + "(KEYCHAIND_TLS_ALLOW_PLAINTEXT=true)")
+    }
+
+    /// `storage.postgresql.url` is needed with `storage.backend = "postgresql"`.
+    public func checkStorage() throws {
+        guard storageBackend == .postgresql, postgresqlURL.isEmpty else { return }
+        throw ConfigurationError(
+            "storage.backend is \"postgresql\" but storage.postgresql.url is empty: set it to a libpq connection string "
+                + "(KEYCHAIND_STORAGE_POSTGRESQL_URL), e.g. \"host=db1,db2 dbname=keychaind target_session_attrs=read-write\"")
     }
 
     /// The worker threads to run on a machine of `processors` cores: `threads`, or two per core

@@ -39,18 +39,7 @@ public struct DataDirectory: Sendable {
     }
 
     func initialize(logger: Logger, rotationThreshold: UInt64) throws {
-        var info = stat()
-        if stat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw DataDirectoryError.notADirectory(path) }
-        } else {
-            do {
-                try FileManager.default.createDirectory(
-                    atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw DataDirectoryError(
-                    .io, "cannot create the data directory \(path): \(error.localizedDescription)")
-            }
-        }
+        try createIfMissing()
         let fileManager = FileManager.default
         if fileManager.fileExists(atPath: databasePath) || fileManager.fileExists(atPath: masterKeyPath) {
             throw DataDirectoryError(
@@ -136,7 +125,7 @@ public struct DataDirectory: Sendable {
         let candidateKey = try MasterKeyFile.read(from: masterKeyPath)
         let pool = try openPool(maxIdleReaders: maxIdleReaders)
         do {
-            let masterKey = try resolveMasterKey(candidateKey, pool: pool, logger: logger)
+            let masterKey = try resolveMasterKey(candidateKey, storage: KeyringTable(pool: pool), logger: logger)
             let keyring = try Keyring.unlock(
                 storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
@@ -155,49 +144,26 @@ public struct DataDirectory: Sendable {
         }
     }
 
+    /// Creates the directory (0700) when it does not exist; `notADirectory` when `path` is something else.
+    func createIfMissing() throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw DataDirectoryError.notADirectory(path) }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw DataDirectoryError(.io, "cannot create the data directory \(path): \(error.localizedDescription)")
+        }
+    }
+
     /// The error for a database that cannot be read as a keychaind vault.
     private func damaged(_ error: any Error) -> DataDirectoryError {
         DataDirectoryError(
             .damaged,
             "the database \(databasePath) is damaged (\(StoreErrors.keychainError(for: error))); restore it from your backup")
-    }
-
-    /// The master key that opens this database's keyring: `candidate` (read from master.key)
-    /// when its check value matches; otherwise `master.key.new` when it matches, which completes
-    /// a rekey that was interrupted after the keyring was re-wrapped (it is renamed over
-    /// master.key). A `master.key.new` that opens nothing (a rekey interrupted before the
-    /// re-wrap) is removed. When neither matches, `candidate` is returned and unlocking it fails.
-    func resolveMasterKey(_ candidate: SecretBytes, pool: ConnectionPool, logger: Logger) throws -> SecretBytes {
-        guard let stored = try KeyringTable(pool: pool).checkValue() else { return candidate }
-        let pendingExists = FileManager.default.fileExists(atPath: pendingMasterKeyPath)
-        if constantTimeEqual(stored, Keyring.checkValue(candidate)) {
-            if pendingExists {
-                unlink(pendingMasterKeyPath)
-                AtomicFile.fsyncDirectory(path)
-                logger.notice(
-                    "removed master.key.new left by an interrupted rekey (the keyring was not re-wrapped under it)")
-            }
-            return candidate
-        }
-        guard pendingExists, let pending = try? MasterKeyFile.read(from: pendingMasterKeyPath),
-            constantTimeEqual(stored, Keyring.checkValue(pending))
-        else { return candidate }
-        try AtomicFile.renameDurably(pendingMasterKeyPath, to: masterKeyPath)
-        logger.notice("completed an interrupted rekey: master.key.new opens the keyring and is now master.key")
-        return pending
-    }
-
-    /// The key files a keyring opened from here reads again to start a term: `master.key`, and
-    /// `master.key.new` when present (a rekey between re-wrapping and renaming).
-    var masterKeySource: MasterKeySource {
-        let (current, pending) = (masterKeyPath, pendingMasterKeyPath)
-        return MasterKeySource {
-            var keys = [try MasterKeyFile.read(from: current)]
-            if FileManager.default.fileExists(atPath: pending), let key = try? MasterKeyFile.read(from: pending) {
-                keys.append(key)
-            }
-            return keys
-        }
     }
 
     /// Creates the empty database file with mode 0600 before SQLite opens it: SQLite would create

@@ -68,9 +68,9 @@ extension Vault {
     }
 
     private func noteBackup() {
-        jobs.withLock {
-            $0.lastBackup = Date()
-            $0.backupsCompleted += 1
+        backups.withLock {
+            $0.last = Date()
+            $0.completed += 1
         }
         logger.info("backup completed")
     }

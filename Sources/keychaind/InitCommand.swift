@@ -12,7 +12,7 @@ struct InitCommand: ParsableCommand {
     @Option(name: .customLong("data-dir"), help: "Data directory to initialise (default ./data).")
     var dataDir: String?
 
-    @Option(name: .long, help: "Config file, for its dataDir and logLevel.")
+    @Option(name: .long, help: "Config file, for its dataDir, logLevel and storage.")
     var config: String?
 
     func run() throws {
@@ -23,15 +23,25 @@ struct InitCommand: ParsableCommand {
         do {
             let lock = try directory.acquireLock()
             defer { withExtendedLifetime(lock) {} }
-            try directory.initialize(logger: logger)
+            switch configuration.storageBackend {
+            case .sqlite:
+                try directory.initialize(logger: logger)
+            case .postgresql:
+                try configuration.checkStorage()
+                guard try directory.initializePostgreSQL(Wiring.postgresql(configuration), logger: logger) else {
+                    throw DataDirectoryError(
+                        .alreadyInitialized,
+                        "the PostgreSQL database holds a vault already; join it with `keychaind serve` and a copy of its master.key")
+                }
+            }
         } catch {
             throw Failure(error)
         }
         logger.notice(
             "initialised",
             metadata: [
-                "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
-                "adminToken": "\(directory.adminTokenPath)",
+                "database": "\(configuration.storageBackend == .sqlite ? directory.databasePath : "PostgreSQL")",
+                "masterKey": "\(directory.masterKeyPath)", "adminToken": "\(directory.adminTokenPath)",
             ])
     }
 }

@@ -47,7 +47,7 @@ struct ServeCommand: ParsableCommand {
         #else
         let directory = DataDirectory(path: configuration.dataDir)
         #endif
-        let vault: Vault
+        let vault: any ServedVault
         let server: MicroHTTPDServer
         let directoryLock: DataDirectoryLock
         var backups: BackupScheduler?
@@ -55,32 +55,21 @@ struct ServeCommand: ParsableCommand {
         let observe: Observe
         do {
             directoryLock = try directory.acquireLock()
-            if !directory.isInitialized {
-                if locked {
-                    throw Failure(DataDirectoryError(
-                        .notInitialized,
-                        "--locked needs an initialised data directory and \(directory.path) has no database; "
-                            + "run `keychaind init --data-dir \(directory.path)` first"))
+            switch configuration.storageBackend {
+            case .sqlite:
+                let opened = try openSQLite(directory, configuration: configuration, logger: logger)
+                if configuration.backupInterval > 0 {
+                    let scheduler = BackupScheduler(
+                        vault: opened, directory: configuration.effectiveBackupDirectory,
+                        intervalSeconds: configuration.backupInterval, keep: configuration.backupKeep, logger: logger)
+                    try scheduler.start()
+                    backups = scheduler
                 }
-                try directory.initialize(logger: logger)
+                vault = opened
+            case .postgresql:
+                vault = try openPostgreSQL(directory, configuration: configuration, logger: logger)
             }
-            vault = try directory.open(
-                logger: logger, readers: Wiring.workerThreads(configuration), locked: locked,
-                quota: Wiring.groupQuota(configuration))
             if locked { logger.notice("started locked: POST /v1/admin/unlock loads \(directory.masterKeyPath)") }
-            if configuration.backupInterval > 0 {
-                let scheduler = BackupScheduler(
-                    vault: vault, directory: configuration.effectiveBackupDirectory,
-                    intervalSeconds: configuration.backupInterval, keep: configuration.backupKeep, logger: logger)
-                try scheduler.start()
-                backups = scheduler
-            }
-            logger.info(
-                "data directory ready",
-                metadata: [
-                    "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
-                    "adminToken": "\(directory.adminTokenPath)",
-                ])
             observe = try Observe.make(configuration, vault: vault, logger: logger)
             let refresher = Wiring.refresher(
                 vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
@@ -118,6 +107,51 @@ struct ServeCommand: ParsableCommand {
         vault.close()
         withExtendedLifetime(directoryLock) {}
         logger.notice("stopped")
+    }
+
+    /// The vault in the data directory's SQLite database, initialising the directory first when
+    /// it has none.
+    private func openSQLite(_ directory: DataDirectory, configuration: ServerConfiguration, logger: Logger) throws -> Vault {
+        if !directory.isInitialized {
+            if locked {
+                throw Failure(DataDirectoryError(
+                    .notInitialized,
+                    "--locked needs an initialised data directory and \(directory.path) has no database; "
+                        + "run `keychaind init --data-dir \(directory.path)` first"))
+            }
+            try directory.initialize(logger: logger)
+        }
+        let vault = try directory.open(
+            logger: logger, readers: Wiring.workerThreads(configuration), locked: locked,
+            quota: Wiring.groupQuota(configuration))
+        logger.info(
+            "data directory ready",
+            metadata: [
+                "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
+                "adminToken": "\(directory.adminTokenPath)",
+            ])
+        return vault
+    }
+
+    /// This node's vault on PostgreSQL: the first node over an empty database initialises it
+    /// (writing master.key and admin.token here), the others join with a copy of its master.key.
+    private func openPostgreSQL(_ directory: DataDirectory, configuration: ServerConfiguration, logger: Logger) throws
+        -> PGVault
+    {
+        try configuration.checkStorage()
+        guard configuration.backupInterval == 0 else {
+            throw ConfigurationError(
+                "backup.interval: scheduled backups copy a SQLite database; on PostgreSQL back up with pg_dump or base "
+                    + "backups (docs/operations.md) and set backup.interval = 0")
+        }
+        let settings = Wiring.postgresql(configuration)
+        if !locked, try directory.initializePostgreSQL(settings, logger: logger) {
+            logger.notice("initialised the PostgreSQL database; the first admin token is in \(directory.adminTokenPath)")
+        }
+        let vault = try directory.openPostgreSQL(
+            settings, logger: logger, locked: locked, quota: Wiring.groupQuota(configuration))
+        logger.info("PostgreSQL vault ready", metadata: ["masterKey": "\(directory.masterKeyPath)"])
+        return vault
     }
 
     /// The flags this command takes, as configuration keys.

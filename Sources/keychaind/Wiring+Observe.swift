@@ -18,7 +18,7 @@ struct Observe {
 
     /// Opens the audit log (when enabled). A log that cannot be opened stops the server when
     /// `audit.failClosed`; otherwise it is reported and tried again on every request.
-    static func make(_ configuration: ServerConfiguration, vault: Vault, logger: Logger) throws -> Observe {
+    static func make(_ configuration: ServerConfiguration, vault: any ServedVault, logger: Logger) throws -> Observe {
         guard configuration.auditEnabled else {
             logger.warning("audit log disabled (audit.enabled = false)")
             return Observe(auditLog: nil, auditor: nil)
@@ -47,7 +47,7 @@ struct Observe {
     /// What `/metrics` reads at scrape time. `lastBackup`: nil until the backup feature hands in
     /// its clock (the family is left out).
     func sources(
-        vault: Vault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil,
+        vault: any ServedVault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil,
         refresh: (@Sendable () -> RefreshStatistics)? = nil
     ) -> MetricsSources {
         let keyring = vault.keyring

@@ -11,7 +11,7 @@ import MicroHTTPDServer
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 enum Wiring {
     static func application(
-        vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
+        vault: any ServedVault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
@@ -19,7 +19,7 @@ enum Wiring {
             maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes),
             keptRefreshTokens: refresher)
         var router = Router()
-        router.addServiceRoutes(isLocked: { vault.isLocked })
+        router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
         router.addItemRoutes(service: service)
         router.addTokenRoutes(
             tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher),
@@ -41,6 +41,22 @@ enum Wiring {
             authFailureLimiter: limiter)
     }
 
+    /// Health's storage part: on PostgreSQL, whether the database answers; nothing on SQLite.
+    private static func healthOfStorage(_ vault: any ServedVault) -> (@Sendable () -> HealthAnswer.Storage)? {
+        guard vault.storage.backend != .sqlite else { return nil }
+        return {
+            let storage = vault.storage
+            return HealthAnswer.Storage(backend: storage.backend.rawValue, reachable: storage.reachable)
+        }
+    }
+
+    /// How this node reaches PostgreSQL (`storage.postgresql.*`).
+    static func postgresql(_ configuration: ServerConfiguration) -> PGSettings {
+        PGSettings(
+            url: configuration.postgresqlURL, connectTimeoutSeconds: configuration.postgresqlConnectTimeoutSeconds,
+            statementTimeoutSeconds: configuration.postgresqlStatementTimeoutSeconds)
+    }
+
     /// `quota.items` and `quota.secretBytes`; 0 is no bound.
     static func groupQuota(_ configuration: ServerConfiguration) -> GroupQuota {
         GroupQuota(
@@ -52,7 +68,7 @@ enum Wiring {
     /// the vault's items. Each exchange's outcome is logged (service, state, the provider's
     /// error; never a token or secret) and audited (the service tagged, the state).
     static func refresher(
-        vault: Vault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
+        vault: any ServedVault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
     ) -> TokenRefresher {
         let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
         let store = RefreshSettingStore(

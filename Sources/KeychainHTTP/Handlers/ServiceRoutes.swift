@@ -1,12 +1,15 @@
-import KeychainAPI
+public import KeychainAPI
 import KeychainCore
 
 extension Router {
-    /// `GET /health`: open to all; 200 `{"status":"ok","locked":false,"version":…}`, 503 when locked.
-    public mutating func addServiceRoutes(isLocked: @escaping @Sendable () -> Bool) {
+    /// `GET /health`: open to all; 200 `{"status":"ok","locked":false,"version":…}`, 503 when
+    /// locked or when the database did not answer (`storage`: how it did, nil for SQLite).
+    public mutating func addServiceRoutes(
+        isLocked: @escaping @Sendable () -> Bool, storage: (@Sendable () -> HealthAnswer.Storage)? = nil
+    ) {
         add(.get, "/health", access: .open, audit: .none) { _ in
-            let locked = isLocked()
-            return .json(status: locked ? 503 : 200, HealthAnswer(locked: locked))
+            let health = HealthAnswer(locked: isLocked(), storage: storage?())
+            return .json(status: health.isServing ? 200 : 503, health)
         }
     }
 }

@@ -111,7 +111,7 @@ extension Keyring {
                 return
             }
             if total > rotationThreshold {
-                _ = try startTermAlone(kek: readKeyEncryptionKey())
+                _ = try startTermAlone(kek: keyEncryptionKeyHoldingRenewal())
                 return
             }
             state.withLock { state in

@@ -13,8 +13,7 @@ extension Keyring {
     public func rotate() throws -> UInt32 {
         try StoreErrors.map {
             try withKeys {
-                let kek = try readKeyEncryptionKey()
-                return try renewal.withLock { _ in try startTermAlone(kek: kek) }
+                try renewal.withLock { _ in try startTermAlone(kek: keyEncryptionKeyHoldingRenewal()) }
             }
         }
     }
@@ -29,6 +28,18 @@ extension Keyring {
         logger.error("the master key file no longer opens this keyring; no new term was started")
         throw KeychainError.authFailed(
             "the master key file no longer opens this vault's keyring (was it replaced?); no new term was started")
+    }
+
+    /// `readKeyEncryptionKey()` for a caller holding `renewal`. With several nodes, a key file that
+    /// no longer matches may be the new key of a rekey made on another node, copied here: then the
+    /// keyring is read again under it first.
+    func keyEncryptionKeyHoldingRenewal() throws -> AESGCM {
+        do {
+            return try readKeyEncryptionKey()
+        } catch let error as KeychainError where error.code == .authFailed && storage.leaseSize != nil {
+            try refreshTermsHoldingRenewal()
+            return try readKeyEncryptionKey()
+        }
     }
 
     /// The number the next term takes.

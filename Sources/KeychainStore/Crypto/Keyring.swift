@@ -120,10 +120,8 @@ public final class Keyring: Sendable {
         storage: any KeyringStorage, masterKey: SecretBytes, source: MasterKeySource,
         threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
-        let kek = try AESGCM(key: masterKey)
-        let dataKey = try SecureRandom.key()
-        let check = checkValue(masterKey)
-        guard try storage.create(checkValue: check, firstWrappedKey: wrap(dataKey, term: 1, kek: kek)) else {
+        let (dataKey, check, wrapped) = try firstTerm(masterKey: masterKey)
+        guard try storage.create(checkValue: check, firstWrappedKey: wrapped) else {
             throw KeychainError(.duplicateItem, "the database holds a keyring already")
         }
         let keys = Keys(
@@ -131,6 +129,12 @@ public final class Keyring: Sendable {
             purposeBase: Digest.hkdfExtract(key: masterKey))
         let state = State(keys: keys, termNumbers: [1], current: 1, currentEncryptions: 0, checkValue: check)
         return Keyring(state: state, storage: storage, source: source, threshold: threshold, logger: logger)
+    }
+
+    /// A new keyring's first data key, its key check value and the key wrapped under `masterKey`.
+    static func firstTerm(masterKey: SecretBytes) throws -> (dataKey: SecretBytes, checkValue: [UInt8], wrappedKey: [UInt8]) {
+        let dataKey = try SecureRandom.key()
+        return (dataKey, checkValue(masterKey), try wrap(dataKey, term: 1, kek: AESGCM(key: masterKey)))
     }
 
     /// The keyring of an existing database, locked: it knows its terms but holds no key.

@@ -7,12 +7,15 @@ import KeychainCore
 /// they cached (`PGClusterState`).
 enum PGClientTable {
     static func insert(_ client: Client, tokenHash: [UInt8], on db: PGConnection) throws {
-        try changing(on: db) {
-            try db.execute(
-                "INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES ($1, $2, $3, $4, $5)",
-                [.text(client.name), .text(try ClientTable.encode(client.accessGroups)), .text(client.role.rawValue),
-                 .int8(client.createdAt.millisecondsSince1970), .bytea(tokenHash)])
-        }
+        try changing(on: db) { try insertRow(client, tokenHash: tokenHash, on: db) }
+    }
+
+    /// Inserts the client's row in the caller's transaction (initialisation, which also writes the keyring).
+    static func insertRow(_ client: Client, tokenHash: [UInt8], on db: PGConnection) throws {
+        try db.execute(
+            "INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES ($1, $2, $3, $4, $5)",
+            [.text(client.name), .text(try ClientTable.encode(client.accessGroups)), .text(client.role.rawValue),
+             .int8(client.createdAt.millisecondsSince1970), .bytea(tokenHash)])
     }
 
     /// The client whose token hash is `tokenHash` and the hash as stored, nil when there is none.
