@@ -5,10 +5,14 @@
 public struct KeychainError: Error, Equatable, Hashable, Sendable, CustomStringConvertible {
     public let code: Code
     public let detail: String?
+    /// The failure is expected to pass by itself (the database unreachable for now): answered
+    /// with HTTP 503 rather than 500, so that clients and load balancers retry elsewhere.
+    public let isTemporary: Bool
 
-    public init(_ code: Code, _ detail: String? = nil) {
+    public init(_ code: Code, _ detail: String? = nil, temporary: Bool = false) {
         self.code = code
         self.detail = detail
+        self.isTemporary = temporary
     }
 
     /// The OSStatus, e.g. -25300.

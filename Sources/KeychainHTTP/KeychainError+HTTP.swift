@@ -13,6 +13,7 @@ extension KeychainError {
         case .duplicateItem: 409
         case .interactionNotAllowed, .notAvailable: 503
         case .diskFull: 507
+        case .io where isTemporary: 503
         default: 500
         }
     }

@@ -27,7 +27,7 @@ enum StoreErrors {
         case let error as PostgreSQLError:
             if error.sqlState == .uniqueViolation { return .duplicateItem() }
             if error.sqlState == .diskFull { return KeychainError(.diskFull, "the database's disk is full") }
-            if error.isConnectionFailure { return .io("the database is unreachable") }
+            if error.isConnectionFailure { return KeychainError(.io, "the database is unreachable", temporary: true) }
             return .io("storage failure (PostgreSQL \(error.sqlState?.rawValue ?? "?"))")
         case let error as CryptoError:
             return error.keychainError
