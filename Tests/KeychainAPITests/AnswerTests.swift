@@ -21,6 +21,18 @@ struct AnswerTests {
 
     static func text(_ answer: some JSONAnswer) -> String { String(decoding: answer.encoded(), as: UTF8.self) }
 
+    @Test func healthNamesTheStorageOnlyOnPostgreSQL() {
+        let version = KeychaindVersion.current
+        #expect(Self.text(HealthAnswer(locked: false)) == #"{"status":"ok","locked":false,"version":"\#(version)"}"#)
+        #expect(HealthAnswer(locked: false).isServing)
+        let unreachable = HealthAnswer(locked: false, storage: .init(backend: "postgresql", reachable: false))
+        #expect(!unreachable.isServing)
+        #expect(Self.text(unreachable) == #"{"status":"unavailable","locked":false,"version":"\#(version)","storage":{"backend":"postgresql","reachable":false}}"#)
+        let locked = HealthAnswer(locked: true, storage: .init(backend: "postgresql", reachable: true))
+        #expect(!locked.isServing)
+        #expect(Self.text(locked).hasPrefix(#"{"status":"locked","locked":true"#))
+    }
+
     @Test func anItemReadAnswersDataAndValue() {
         #expect(Self.text(ItemAnswer(Self.item(secret: Array("read-me".utf8)), returning: .data))
             == #"{"status":0,"item":{"data":"cmVhZC1tZQ==","value":"read-me"}}"#)

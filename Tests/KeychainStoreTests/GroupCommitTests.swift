@@ -178,13 +178,3 @@ struct GroupCommitTests {
         #expect(after.commits - before.commits < UInt64(threads * perThread))
     }
 }
-
-/// Polls `condition` every millisecond for up to twenty seconds.
-private func waitUntil(_ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(20)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(1000)
-    }
-    return condition()
-}

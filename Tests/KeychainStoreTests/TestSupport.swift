@@ -40,6 +40,16 @@ func testLogger() -> (Logger, CapturingLogHandler) {
     return (Logger(label: "test", factory: { _ in handler }), handler)
 }
 
+/// Polls `condition` every millisecond for up to `seconds`; whether it came true.
+func waitUntil(within seconds: Double = 20, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(1000)
+    }
+    return try condition()
+}
+
 let quietLogger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
 
 /// An initialized and opened data directory in a temp dir.
