@@ -15,6 +15,8 @@ public protocol ServedVault: VaultAdministration {
     var commitInFlight: Bool { get }
     /// Which backend, and whether it answered lately (health).
     var storage: StorageHealth { get }
+    /// The database connections' use and latency (metrics), nil for SQLite's file.
+    var database: DatabaseStatistics? { get }
     /// Stops background work and closes every connection; idempotent.
     func close()
 }

@@ -61,6 +61,7 @@ public final class Vault: ServedVault {
     }
 
     public var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
+    public var database: DatabaseStatistics? { nil }
 
     // MARK: Lock and unlock
 

@@ -60,8 +60,11 @@ struct Observe {
         var sources = MetricsSources(
             itemCounts: { try items.countByClass() }, isLocked: isLocked, keyring: keyringState,
             lastBackup: lastBackup, auditWriteFailures: auditWriteFailures,
-            reencryption: { vault.status.reencryption }, commits: { vault.commitStatistics })
+            reencryption: { vault.status.reencryption })
+        // PostgreSQL shares WAL flushes itself: no group commit of ours to count there.
+        if vault.database == nil { sources.commits = { vault.commitStatistics } }
         sources.refresh = refresh
+        if vault.database != nil { sources.database = { vault.database ?? DatabaseStatistics() } }
         return sources
     }
 

@@ -22,6 +22,8 @@ public struct MetricsSources: Sendable {
     public var commits: (@Sendable () -> CommitStatistics)?
     /// Server-side token refresh: exchanges, their latency, settings per state.
     public var refresh: (@Sendable () -> RefreshStatistics)?
+    /// PostgreSQL: connections open and in use, statement latency, connection failures.
+    public var database: (@Sendable () -> DatabaseStatistics)?
     public var clock: @Sendable () -> Date
 
     public init(
@@ -89,6 +91,7 @@ extension Router {
             }
             if let commits = sources.commits?() { text.commits(commits) }
             if let refresh = sources.refresh?() { text.refresh(refresh) }
+            if let database = sources.database?() { text.database(database) }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
                 text.sample("keychaind_audit_write_failures_total", failures())
@@ -127,6 +130,28 @@ extension PrometheusText {
         sample("keychaind_storage_commit_batch_size_count", statistics.commits)
         family("keychaind_storage_writes_queued", type: "gauge", help: "Writes waiting for the batch being committed.")
         sample("keychaind_storage_writes_queued", UInt64(statistics.queued))
+    }
+
+    /// The PostgreSQL connections' families: use of the connections and statement latency.
+    mutating func database(_ statistics: DatabaseStatistics) {
+        family(
+            "keychaind_storage_connections", type: "gauge",
+            help: "PostgreSQL connections of this node: open, and in use by a request or job now.")
+        sample("keychaind_storage_connections", labels: [("state", "open")], UInt64(max(0, statistics.connectionsOpen)))
+        sample("keychaind_storage_connections", labels: [("state", "in_use")], UInt64(max(0, statistics.connectionsInUse)))
+        family(
+            "keychaind_storage_connection_failures_total", type: "counter",
+            help: "PostgreSQL connections that could not be made or were lost.")
+        sample("keychaind_storage_connection_failures_total", statistics.connectionFailures)
+        family("keychaind_storage_statement_duration_seconds", type: "histogram", help: "PostgreSQL statement latency.")
+        var cumulative: UInt64 = 0
+        for (bound, count) in zip(DatabaseStatistics.latencyBounds, statistics.statementsByLatency) {
+            cumulative += count
+            sample("keychaind_storage_statement_duration_seconds_bucket", labels: [("le", String(bound))], cumulative)
+        }
+        sample("keychaind_storage_statement_duration_seconds_bucket", labels: [("le", "+Inf")], statistics.statements)
+        sample("keychaind_storage_statement_duration_seconds_sum", statistics.statementSeconds)
+        sample("keychaind_storage_statement_duration_seconds_count", statistics.statements)
     }
 
     /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and

@@ -13,6 +13,8 @@ final class PGConnection {
     private let handle: OpaquePointer
     /// Statement name by SQL text and parameter types (a statement's types are fixed when prepared).
     private var prepared: [PreparedKey: String] = [:]
+    /// Where its statements and its life are counted (metrics), when anywhere.
+    private let statistics: PGStatistics?
 
     private struct PreparedKey: Hashable {
         let sql: String
@@ -21,7 +23,8 @@ final class PGConnection {
 
     /// Connects with a libpq connection string (`host=… port=… dbname=…` or a `postgresql://` URL),
     /// with `defaults` (libpq keywords such as `connect_timeout`) where the string sets nothing.
-    init(url: String, defaults: [(keyword: String, value: String)] = []) throws {
+    init(url: String, defaults: [(keyword: String, value: String)] = [], statistics: PGStatistics? = nil) throws {
+        self.statistics = statistics
         // Keywords before `dbname` are overridden by what the expanded connection string sets.
         let pairs = defaults + [(keyword: "dbname", value: url)]
         let keywords = pairs.map { strdup($0.keyword) } + [nil]
@@ -41,14 +44,19 @@ final class PGConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             let message = Self.message(of: handle)
             PQfinish(handle)
+            statistics?.failedToConnectOrLost()
             throw PostgreSQLError(sqlState: nil, message: message)
         }
+        statistics?.connected()
         // Notices (`… already exists, skipping`) would go to standard error by default.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         self.handle = handle
     }
 
-    deinit { PQfinish(handle) }
+    deinit {
+        PQfinish(handle)
+        statistics?.disconnected()
+    }
 
     /// Whether the connection is still up (false after the server went away).
     var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
@@ -58,16 +66,19 @@ final class PGConnection {
     func execute(_ sql: String, _ values: [PGValue] = []) throws -> PGRows {
         let types = values.map(Self.typeOID)
         let name = try statementName(sql, types: types)
-        let result = ParameterBuffer(values).withParameters { pointers, lengths, formats in
-            PQexecPrepared(handle, name, Int32(values.count), pointers, lengths, formats, 1)
+        let run = {
+            ParameterBuffer(values).withParameters { pointers, lengths, formats in
+                PQexecPrepared(self.handle, name, Int32(values.count), pointers, lengths, formats, 1)
+            }
         }
-        return try checked(result)
+        return try checked(statistics?.timing(run) ?? run())
     }
 
     /// Runs a script of statements without parameters (the simple-query protocol, text results
     /// discarded): schema changes.
     func executeScript(_ sql: String) throws {
-        _ = try checked(PQexec(handle, sql))
+        let run = { PQexec(self.handle, sql) }
+        _ = try checked(statistics?.timing(run) ?? run())
     }
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.

@@ -12,10 +12,14 @@ public struct PGSettings: Sendable {
     /// fails with errSecIO (`statement_timeout`, `tcp_user_timeout`).
     public var statementTimeoutSeconds: Int
 
+    /// Where every connection made with these settings counts its statements (metrics).
+    let statistics: PGStatistics
+
     public init(url: String, connectTimeoutSeconds: Int = 5, statementTimeoutSeconds: Int = 10) {
         self.url = url
         self.connectTimeoutSeconds = connectTimeoutSeconds
         self.statementTimeoutSeconds = statementTimeoutSeconds
+        statistics = PGStatistics()
     }
 
     /// libpq keywords applied where the connection string sets none.
@@ -29,7 +33,7 @@ public struct PGSettings: Sendable {
         ]
     }
 
-    func connect() throws -> PGConnection { try PGConnection(url: url, defaults: defaults) }
+    func connect() throws -> PGConnection { try PGConnection(url: url, defaults: defaults, statistics: statistics) }
 }
 
 /// One connection, made on first use and made again after the server dropped it, so that a
@@ -54,9 +58,10 @@ final class PGConnectionSlot: Sendable {
                 slot = connection
             }
             do {
-                return try body(connection)
+                return try settings.statistics.using { try body(connection) }
             } catch let error as PostgreSQLError where error.isConnectionFailure || !connection.isConnected {
                 slot = nil
+                settings.statistics.failedToConnectOrLost()
                 throw error
             }
         }

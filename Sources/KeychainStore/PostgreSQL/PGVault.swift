@@ -19,6 +19,7 @@ public final class PGVault: ServedVault {
     private let control: PGConnectionSlot
     private let watcher: PGClusterWatcher
     private let reencryptions: Reencryptions
+    private let statistics: PGStatistics
     /// Serialises unlock and rekey (each reads or replaces the master key file).
     private let keyFileOperations = Mutex(())
 
@@ -33,6 +34,7 @@ public final class PGVault: ServedVault {
         itemStore = PGItemStore(connections: connections, keyring: keyring, quota: quota)
         clientStore = PGClientStore(connections: connections)
         control = PGConnectionSlot(settings: settings)
+        statistics = settings.statistics
         reencryptions = Reencryptions(store: itemStore, logger: logger)
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
         watcher = PGClusterWatcher(settings: settings, initial: state, logger: logger) { follow.apply($0, $1) }
@@ -45,6 +47,7 @@ public final class PGVault: ServedVault {
     public var commitStatistics: CommitStatistics { CommitStatistics() }
     public var commitInFlight: Bool { false }
     public var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }
+    public var database: DatabaseStatistics? { statistics.current }
 
     public func close() {
         reencryptions.cancel()

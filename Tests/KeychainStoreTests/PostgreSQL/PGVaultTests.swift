@@ -148,9 +148,16 @@ struct PGVaultTests {
         #expect(cluster.nodes[0].keyring.terms.contains(term) || cluster.nodes[0].keyring.currentTerm == term)
     }
 
-    @Test func healthSaysWhetherTheDatabaseAnswers() throws {
+    @Test func healthSaysWhetherTheDatabaseAnswersAndMetricsCountItsUse() throws {
         let cluster = try Cluster(nodes: 1)
         #expect(cluster.nodes[0].storage == StorageHealth(backend: .postgresql, reachable: true))
+        let before = try #require(cluster.nodes[0].database)
+        try cluster.nodes[0].items.add([item(account: "counted")])
+        let after = try #require(cluster.nodes[0].database)
+        #expect(after.statements > before.statements)
+        #expect(after.statementsByLatency.reduce(0, +) <= after.statements)
+        #expect(after.connectionsOpen >= 2)
+        #expect(after.connectionsInUse == 0)
         #expect(throws: KeychainError.self) { _ = try cluster.nodes[0].backupFile() }
     }
 }
