@@ -16,6 +16,13 @@ extension DataDirectory {
     /// Opening (and unlocking) tries `master.key` first and, when its check value does not
     /// match, `master.key.new` (finishing step 3); a stale `master.key.new` that opens nothing
     /// (crash between 1 and 2) is removed.
+    func rekey(_ keyring: Keyring, logger: Logger) throws -> Int {
+        try StoreErrors.map {
+            try keyring.withKeys { try replaceMasterKey(logger: logger) { try keyring.rewrapHoldingKeys(under: $0) } }
+        }
+    }
+
+    /// `rekey`'s file dance around any `rewrap`.
     func replaceMasterKey(logger: Logger, rewrap: (SecretBytes) throws -> Int) throws -> Int {
         let newKey = try MasterKeyFile.generate()
         try MasterKeyFile.write(newKey, to: pendingMasterKeyPath)

@@ -24,6 +24,11 @@ struct GroupUsageChanges {
         changes[Group(name: group)] = (old.items + items, old.secretBytes + secretBytes)
     }
 
+    /// Records an item deleted from `group` whose sealed secret took `sealedBytes` (0: none).
+    mutating func recordDeleted(from group: String, sealedBytes: Int) {
+        record(group, items: -1, secretBytes: -Int64(max(0, sealedBytes - SealedBox.overhead)))
+    }
+
     /// The plaintext bytes of a sealed secret as stored (nil: none).
     static func secretBytes(sealed box: [UInt8]?) -> Int64 {
         box.map { Int64(max(0, $0.count - SealedBox.overhead)) } ?? 0

@@ -21,6 +21,14 @@ final class Reencryptions: Sendable {
     /// The last (or running) job's progress, nil when none ran since start.
     var progress: ReencryptionProgress? { current.withLock { $0?.progress } }
 
+    /// `VaultAdministration.rotate(reencrypt:)`: a new term in `keyring`, and with `reencrypt` the
+    /// job that re-seals the older secrets under it.
+    func rotate(_ keyring: Keyring, reencrypt: Bool) throws -> UInt32 {
+        let term = try keyring.rotate()
+        if reencrypt { start(olderThan: term) }
+        return term
+    }
+
     /// Starts (or restarts) the job that re-seals every secret older than `term`.
     func start(olderThan term: UInt32) {
         let job = ReencryptionJob(targetTerm: term)

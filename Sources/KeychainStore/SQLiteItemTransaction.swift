@@ -15,8 +15,9 @@ final class SQLiteItemTransaction: ItemOperations {
     private let lookups: ItemLookupMap
     /// Rows deleted or re-keyed: removed from under these keys once the batch commits.
     private(set) var unlisted: Set<ItemLookupMap.Entry> = []
+    private var doom = TransactionDoom()
     /// The first error an operation threw: the transaction then commits nothing.
-    private(set) var failure: KeychainError?
+    var failure: KeychainError? { doom.failure }
     /// What the transaction changes in each access group's usage, settled before it commits.
     private(set) var usage = GroupUsageChanges()
 
@@ -100,22 +101,13 @@ final class SQLiteItemTransaction: ItemOperations {
             let deleted = try ItemTable.delete(filter, on: db)
             for row in deleted {
                 unlisted.insert(row.entry)
-                usage.record(row.accessGroup, items: -1, secretBytes: -Int64(max(0, row.sealedBytes - SealedBox.overhead)))
+                usage.recordDeleted(from: row.accessGroup, sealedBytes: row.sealedBytes)
             }
             return deleted.count
         }
     }
 
-    /// Runs one operation, or throws the error that already doomed the transaction.
-    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T {
-        if let failure { throw failure }
-        do {
-            return try StoreErrors.map(operation)
-        } catch {
-            failure = error
-            throw error
-        }
-    }
+    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }
 
     /// Lists a row written in this transaction (again, if it was unlisted earlier in it).
     private func list(_ entry: ItemLookupMap.Entry) {

@@ -99,11 +99,7 @@ public final class Vault: ServedVault {
 
     // MARK: Rotation and re-encryption
 
-    public func rotate(reencrypt: Bool) throws -> UInt32 {
-        let term = try keyring.rotate()
-        if reencrypt { reencryptions.start(olderThan: term) }
-        return term
-    }
+    public func rotate(reencrypt: Bool) throws -> UInt32 { try reencryptions.rotate(keyring, reencrypt: reencrypt) }
 
     /// Waits (bounded) until the current re-encryption job is no longer running; for tests.
     @discardableResult
@@ -113,15 +109,11 @@ public final class Vault: ServedVault {
 
     // MARK: Rekey
 
-    /// Replaces the master key (`DataDirectory.replaceMasterKey`).
+    /// Replaces the master key (`DataDirectory.rekey`).
     public func rekey() throws -> Int {
         try keyFileOperations.withLock { _ in
             guard let directory else { throw KeychainError(.unimplemented, "this vault has no data directory") }
-            return try StoreErrors.map {
-                try keyring.withKeys {
-                    try directory.replaceMasterKey(logger: logger) { try keyring.rewrapHoldingKeys(under: $0) }
-                }
-            }
+            return try directory.rekey(keyring, logger: logger)
         }
     }
 

@@ -120,14 +120,9 @@ extension PrometheusText {
         family(
             "keychaind_storage_commit_batch_size", type: "histogram",
             help: "Writes (item adds, updates, deletes, token PUTs) per storage commit.")
-        var cumulative: UInt64 = 0
-        for (bound, count) in zip(CommitStatistics.batchSizeBounds, statistics.commitsByBatchSize) {
-            cumulative += count
-            sample("keychaind_storage_commit_batch_size_bucket", labels: [("le", String(bound))], cumulative)
-        }
-        sample("keychaind_storage_commit_batch_size_bucket", labels: [("le", "+Inf")], statistics.commits)
-        sample("keychaind_storage_commit_batch_size_sum", statistics.writes)
-        sample("keychaind_storage_commit_batch_size_count", statistics.commits)
+        histogram(
+            "keychaind_storage_commit_batch_size", bounds: CommitStatistics.batchSizeBounds.map(String.init),
+            counts: statistics.commitsByBatchSize, count: statistics.commits, sum: Double(statistics.writes))
         family("keychaind_storage_writes_queued", type: "gauge", help: "Writes waiting for the batch being committed.")
         sample("keychaind_storage_writes_queued", UInt64(statistics.queued))
     }
@@ -144,14 +139,9 @@ extension PrometheusText {
             help: "PostgreSQL connections that could not be made or were lost.")
         sample("keychaind_storage_connection_failures_total", statistics.connectionFailures)
         family("keychaind_storage_statement_duration_seconds", type: "histogram", help: "PostgreSQL statement latency.")
-        var cumulative: UInt64 = 0
-        for (bound, count) in zip(DatabaseStatistics.latencyBounds, statistics.statementsByLatency) {
-            cumulative += count
-            sample("keychaind_storage_statement_duration_seconds_bucket", labels: [("le", String(bound))], cumulative)
-        }
-        sample("keychaind_storage_statement_duration_seconds_bucket", labels: [("le", "+Inf")], statistics.statements)
-        sample("keychaind_storage_statement_duration_seconds_sum", statistics.statementSeconds)
-        sample("keychaind_storage_statement_duration_seconds_count", statistics.statements)
+        histogram(
+            "keychaind_storage_statement_duration_seconds", bounds: DatabaseStatistics.latencyBounds.map(PrometheusText.format),
+            counts: statistics.statementsByLatency, count: statistics.statements, sum: statistics.statementSeconds)
     }
 
     /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and
@@ -162,15 +152,9 @@ extension PrometheusText {
             sample("keychaind_token_refresh_total", labels: [("outcome", outcome.rawValue)], statistics.exchanges[outcome] ?? 0)
         }
         family("keychaind_token_refresh_duration_seconds", type: "histogram", help: "Token endpoint exchange latency.")
-        var cumulative: UInt64 = 0
-        for (index, bound) in RefreshStatistics.latencyBuckets.enumerated() {
-            cumulative += statistics.latencyCounts[index]
-            sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", PrometheusText.format(bound))], cumulative)
-        }
-        let count = statistics.latencyCounts.reduce(0, +)
-        sample("keychaind_token_refresh_duration_seconds_bucket", labels: [("le", "+Inf")], count)
-        sample("keychaind_token_refresh_duration_seconds_sum", statistics.latencySum)
-        sample("keychaind_token_refresh_duration_seconds_count", count)
+        histogram(
+            "keychaind_token_refresh_duration_seconds", bounds: RefreshStatistics.latencyBuckets.map(PrometheusText.format),
+            counts: statistics.latencyCounts, count: statistics.latencyCounts.reduce(0, +), sum: statistics.latencySum)
         family("keychaind_token_refresh_settings", type: "gauge", help: "Refresh settings, by state.")
         for state in RefreshState.Condition.allCases {
             sample("keychaind_token_refresh_settings", labels: [("state", state.rawValue)], UInt64(statistics.settings[state] ?? 0))

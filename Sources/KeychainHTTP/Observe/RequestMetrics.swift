@@ -71,18 +71,12 @@ public final class RequestMetrics: Sendable {
         text.family(
             "keychaind_http_request_duration_seconds", type: "histogram",
             help: "Time from routing to the response, by route pattern.")
+        let bounds = Self.buckets.map(PrometheusText.format)
         for (route, counts) in snapshot {
             let histogram = counts.latency
-            var cumulative: UInt64 = 0
-            for (index, bound) in Self.buckets.enumerated() {
-                cumulative += histogram.counts[index]
-                text.sample(
-                    "keychaind_http_request_duration_seconds_bucket",
-                    labels: [("route", route), ("le", PrometheusText.format(bound))], cumulative)
-            }
-            text.sample("keychaind_http_request_duration_seconds_bucket", labels: [("route", route), ("le", "+Inf")], histogram.count)
-            text.sample("keychaind_http_request_duration_seconds_sum", labels: [("route", route)], histogram.sum)
-            text.sample("keychaind_http_request_duration_seconds_count", labels: [("route", route)], histogram.count)
+            text.histogram(
+                "keychaind_http_request_duration_seconds", labels: [("route", route)], bounds: bounds,
+                counts: histogram.counts, count: histogram.count, sum: histogram.sum)
         }
     }
 }
@@ -150,6 +144,22 @@ public struct PrometheusText: Sendable {
             text += "}"
         }
         text += " \(formatted)\n"
+    }
+
+    /// One histogram's samples: `_bucket` for each of `bounds` (cumulative over `counts`, which
+    /// are per bucket) and `+Inf`, `_sum` and `_count`, each with `labels` besides `le`.
+    public mutating func histogram(
+        _ name: String, labels: [(String, String)] = [], bounds: [String], counts: [UInt64], count: UInt64,
+        sum: Double
+    ) {
+        var cumulative: UInt64 = 0
+        for (bound, inBucket) in zip(bounds, counts) {
+            cumulative += inBucket
+            sample(name + "_bucket", labels: labels + [("le", bound)], cumulative)
+        }
+        sample(name + "_bucket", labels: labels + [("le", "+Inf")], count)
+        sample(name + "_sum", labels: labels, sum)
+        sample(name + "_count", labels: labels, count)
     }
 
     static func format(_ value: Double) -> String {

@@ -6,8 +6,9 @@ import KeychainCore
 final class PGItemTransaction: ItemOperations {
     private let db: PGConnection
     private let keyring: Keyring
+    private var doom = TransactionDoom()
     /// The first error an operation threw: the transaction then commits nothing.
-    private(set) var failure: KeychainError?
+    var failure: KeychainError? { doom.failure }
     private var usage = GroupUsageChanges()
 
     init(db: PGConnection, keyring: Keyring) {
@@ -61,7 +62,7 @@ final class PGItemTransaction: ItemOperations {
         try run {
             let deleted = try PGItemTable.delete(filter, on: db)
             for row in deleted {
-                usage.record(row.accessGroup, items: -1, secretBytes: -Int64(max(0, row.sealedBytes - SealedBox.overhead)))
+                usage.recordDeleted(from: row.accessGroup, sealedBytes: row.sealedBytes)
             }
             return deleted.count
         }
@@ -74,16 +75,7 @@ final class PGItemTransaction: ItemOperations {
         }
     }
 
-    /// Runs one operation, or throws the error that already doomed the transaction.
-    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T {
-        if let failure { throw failure }
-        do {
-            return try StoreErrors.map(operation)
-        } catch {
-            failure = error
-            throw error
-        }
-    }
+    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }
 
     /// A find's page on `db`: the rows after the cursor, read in chunks until the page is full by
     /// `limit` or `maxBytes` and one row more is known (so `next` is set only when more match).

@@ -85,11 +85,7 @@ public final class PGVault: ServedVault {
 
     // MARK: Keys
 
-    public func rotate(reencrypt: Bool) throws -> UInt32 {
-        let term = try keyring.rotate()
-        if reencrypt { reencryptions.start(olderThan: term) }
-        return term
-    }
+    public func rotate(reencrypt: Bool) throws -> UInt32 { try reencryptions.rotate(keyring, reencrypt: reencrypt) }
 
     /// Waits (bounded) until the current re-encryption job is no longer running; for tests.
     @discardableResult
@@ -98,16 +94,12 @@ public final class PGVault: ServedVault {
     }
 
     /// Replaces this node's master key file and re-wraps the keyring in the database under it
-    /// (`DataDirectory.replaceMasterKey`). The other nodes keep their keys in memory and go on
+    /// (`DataDirectory.rekey`). The other nodes keep their keys in memory and go on
     /// serving; each needs the new `master.key` copied into its data directory before it next
     /// unlocks, starts, or learns of a new term (docs/operations.md, "Several nodes on PostgreSQL").
     public func rekey() throws -> Int {
         try keyFileOperations.withLock { _ in
-            try StoreErrors.map {
-                try keyring.withKeys {
-                    try directory.replaceMasterKey(logger: logger) { try keyring.rewrapHoldingKeys(under: $0) }
-                }
-            }
+            try directory.rekey(keyring, logger: logger)
         }
     }
 
