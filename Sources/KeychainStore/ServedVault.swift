@@ -17,6 +17,8 @@ public protocol ServedVault: VaultAdministration {
     var storage: StorageHealth { get }
     /// The database connections' use and latency (metrics), nil for SQLite's file.
     var database: DatabaseStatistics? { get }
+    /// The lock several nodes take around a token exchange, nil with one node.
+    var refreshExchangeLock: (any RefreshExchangeLock)? { get }
     /// Stops background work and closes every connection; idempotent.
     func close()
 }

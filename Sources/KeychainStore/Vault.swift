@@ -62,6 +62,7 @@ public final class Vault: ServedVault {
 
     public var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
     public var database: DatabaseStatistics? { nil }
+    public var refreshExchangeLock: (any RefreshExchangeLock)? { nil }
 
     // MARK: Lock and unlock
 

@@ -34,6 +34,7 @@ public final class PGVault: ServedVault {
         itemStore = PGItemStore(connections: connections, keyring: keyring, quota: quota)
         clientStore = PGClientStore(connections: connections)
         control = PGConnectionSlot(settings: settings)
+        refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
         statistics = settings.statistics
         reencryptions = Reencryptions(store: itemStore, logger: logger)
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
@@ -48,6 +49,7 @@ public final class PGVault: ServedVault {
     public var commitInFlight: Bool { false }
     public var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }
     public var database: DatabaseStatistics? { statistics.current }
+    public let refreshExchangeLock: (any RefreshExchangeLock)?
 
     public func close() {
         reencryptions.cancel()

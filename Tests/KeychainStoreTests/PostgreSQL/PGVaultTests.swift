@@ -160,4 +160,21 @@ struct PGVaultTests {
         #expect(after.connectionsInUse == 0)
         #expect(throws: KeychainError.self) { _ = try cluster.nodes[0].backupFile() }
     }
+
+    @Test func oneNodeAtATimeHoldsARefreshSettingsExchangeLock() throws {
+        let cluster = try Cluster(nodes: 2)
+        let key = RefreshKey(service: "api.example.com", user: nil, group: "g1")
+        let (first, second) = (try #require(cluster.nodes[0].refreshExchangeLock), try #require(cluster.nodes[1].refreshExchangeLock))
+        var ranSecond: Bool?
+        let heldFirst = try first.withLock(key, waitingUpTo: 1) {
+            // Node 1 cannot take it while node 0 holds it ...
+            ranSecond = try second.withLock(key, waitingUpTo: 0.2) {}
+            // ... but another setting's lock is free.
+            #expect(try second.withLock(RefreshKey(service: "other", user: nil, group: "g1"), waitingUpTo: 0.2) {})
+        }
+        #expect(heldFirst)
+        #expect(ranSecond == false)
+        // Released: node 1 takes it now.
+        #expect(try second.withLock(key, waitingUpTo: 1) {})
+    }
 }
