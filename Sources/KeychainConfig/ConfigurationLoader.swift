@@ -34,6 +34,7 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
+        "refresh.concurrency",
     ]
 
     /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
@@ -156,6 +157,7 @@ public enum ConfigurationLoader {
         case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)
         case "refresh.intervalSeconds": configuration.refreshIntervalSeconds = try integer(atLeast: 0)
+        case "refresh.concurrency": configuration.refreshConcurrency = try integer(atLeast: 1)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

@@ -36,6 +36,7 @@ import Foundation
 /// | `refresh.timeoutSeconds` | integer ≥ 1, one token endpoint call at most | `10` | `KEYCHAIND_REFRESH_TIMEOUT_SECONDS` |
 /// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
 /// | `refresh.intervalSeconds` | integer ≥ 0, how often the background refresher looks for due tokens, 0 = off | `5` | `KEYCHAIND_REFRESH_INTERVAL_SECONDS` |
+/// | `refresh.concurrency` | integer ≥ 1, how many exchanges the background refresher runs at once (each for another service) | `4` | `KEYCHAIND_REFRESH_CONCURRENCY` |
 ///
 /// Precedence: defaults < config file < environment < command-line flags.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -76,6 +77,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshTimeoutSeconds: Int = 10
     public var refreshWaitSeconds: Int = 15
     public var refreshIntervalSeconds: Int = 5
+    public var refreshConcurrency: Int = 4
 
     /// TLS 1.3 and 1.2 only; key exchange by ECDHE only (forward secrecy: no RSA key transport,
     /// no finite-field DHE); AEAD ciphers only (no CBC, so no MAC-then-encrypt padding oracles).

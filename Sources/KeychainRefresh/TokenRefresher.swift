@@ -1,4 +1,5 @@
 public import Foundation
+import KeychainConcurrency
 public import KeychainCore
 
 /// Keeps tokens fresh (`api.md` "Keeping tokens fresh"): decides when a service's tokens are due,
@@ -121,21 +122,40 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
 
     // MARK: - Background
 
-    /// Runs the exchange of every setting that is due now, one after another, until `stop` says
-    /// so: `ok` ones whose `nextRefreshAt` has come, `failing` ones whose backoff has ended.
-    /// Errors (a locked vault, storage) end the round; the next round tries again.
-    public func refreshDue(stop: () -> Bool = { false }) {
+    /// Runs the exchange of every setting that is due now, up to `concurrency` at once (each
+    /// through its single flight, so one service never has two), until `stop` says so: `ok`
+    /// ones whose `nextRefreshAt` has come, `failing` ones whose backoff has ended. A provider
+    /// that answers slowly then holds up one exchange, not the whole round. Errors (a locked
+    /// vault, storage) end the round; the next round tries again.
+    public func refreshDue(concurrency: Int = 1, stop: @escaping @Sendable () -> Bool = { false }) {
         guard let records = try? store.records() else { return }
         let now = clock()
-        for record in records where record.state.condition != .needsReauth {
-            guard let next = record.state.nextRefreshAt, next <= now else { continue }
-            if stop() { return }
-            do {
-                try flight(record.key, force: false)
-            } catch {
-                return
+        let due = records.filter { record in
+            record.state.condition != .needsReauth && record.state.nextRefreshAt.map { $0 <= now } == true
+        }
+        let round = DueRound(due.map(\.key))
+        let work: @Sendable () -> Void = { [self] in
+            while !stop(), let key = round.next() {
+                do {
+                    try flight(key, force: false)
+                } catch {
+                    round.end()
+                }
             }
         }
+        // The calling thread is one of the workers; the others live for this round only.
+        let helpers = DispatchGroup()
+        for _ in 1..<max(1, min(concurrency, due.count)) {
+            helpers.enter()
+            let thread = Thread {
+                work()
+                helpers.leave()
+            }
+            thread.name = "keychaind-refresh"
+            thread.start()
+        }
+        work()
+        helpers.wait()
     }
 
     // MARK: - Single flight
@@ -227,5 +247,28 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
         guard case .refused("invalid_grant", _) = failure, grant == .refreshToken else { return failure.description }
         return failure.description
             + " (the stored refresh token was refused: store new tokens with PUT /v1/tokens/{service})"
+    }
+}
+
+/// The due settings of one background round, handed out one at a time to its workers.
+private final class DueRound: Sendable {
+    private let queue: PThreadLocked<(keys: [RefreshKey], next: Int)>
+
+    init(_ keys: [RefreshKey]) {
+        queue = PThreadLocked((keys, 0))
+    }
+
+    /// The next setting to refresh; nil once every one was handed out or the round ended.
+    func next() -> RefreshKey? {
+        queue.withLock { queue in
+            guard queue.next < queue.keys.count else { return nil }
+            defer { queue.next += 1 }
+            return queue.keys[queue.next]
+        }
+    }
+
+    /// Hands out no more settings (the store failed: the next round tries again).
+    func end() {
+        queue.withLock { $0.next = $0.keys.count }
     }
 }
