@@ -15,8 +15,9 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
     let backoff: RefreshBackoff
     public let metrics: RefreshMetrics
     let clock: @Sendable () -> Date
-    /// Told of every exchange's outcome (the audit log); never given a secret.
-    let report: @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void
+    /// Told of every exchange's outcome and the state it left (nil: no setting is stored any
+    /// more), for the log and the audit log; never given a secret.
+    let report: @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState?) -> Void
 
     private let flights = NSCondition()
     private var inFlight: [RefreshKey: Flight] = [:]
@@ -29,7 +30,7 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
         store: RefreshSettingStore, endpoint: any TokenEndpoint, waitLimit: TimeInterval = 15,
         backoff: RefreshBackoff = RefreshBackoff(), metrics: RefreshMetrics = RefreshMetrics(),
         clock: @escaping @Sendable () -> Date = { Date() },
-        report: @escaping @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void = { _, _, _ in }
+        report: @escaping @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState?) -> Void = { _, _, _ in }
     ) {
         self.store = store
         self.endpoint = endpoint
@@ -184,9 +185,13 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
     }
 
     /// One exchange and its outcome stored, unless (without `force`) the tokens are not due or
-    /// the state says not to call: needsReauth, or failing within its backoff.
+    /// the state says not to call: needsReauth, or failing within its backoff. The outcome is
+    /// stored only if the setting and refresh token it started from are still the ones stored;
+    /// otherwise (replaced or removed meanwhile by an admin, or new tokens stored) it is
+    /// discarded, and callers read what is stored now.
     private func exchange(_ key: RefreshKey, force: Bool) throws {
-        guard var record = try store.record(key) else { return }
+        guard let start = try store.start(key) else { return }
+        var record = start.record
         let now = clock()
         if !force {
             switch record.state.condition {
@@ -202,16 +207,16 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
                         // Not due (new tokens were stored since): the background looks again then.
                         if record.state.nextRefreshAt != due {
                             record.state.nextRefreshAt = due
-                            try store.save(record)
+                            _ = try store.save(record, startedFrom: start)
                         }
                         return
                     }
                 }
             }
         }
-        let refreshToken = record.setting.grant == .refreshToken ? try store.refreshToken(key) : nil
+        let refreshToken = record.setting.grant == .refreshToken ? start.refreshToken : nil
         let started = DispatchTime.now().uptimeNanoseconds
-        let outcome: RefreshStatistics.Outcome
+        var outcome: RefreshStatistics.Outcome
         do {
             let grant = try endpoint.exchange(record.setting, refreshToken: refreshToken)
             let finished = clock()
@@ -219,8 +224,7 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
             record.state = RefreshState(
                 condition: .ok, lastRefreshAt: finished.truncatedToMilliseconds,
                 nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
-            try store.store(grant, expiresAt: expiresAt, record: record)
-            outcome = .refreshed
+            outcome = try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start) ? .refreshed : .discarded
         } catch let failure as TokenExchangeFailure {
             let finished = clock()
             record.state.failures += 1
@@ -235,10 +239,10 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
                     .truncatedToMilliseconds
                 outcome = .failed
             }
-            try store.save(record)
+            if try !store.save(record, startedFrom: start) { outcome = .discarded }
         }
         metrics.record(outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-        report(key, outcome, record.state)
+        report(key, outcome, outcome == .discarded ? try store.record(key)?.state : record.state)
     }
 
     /// What `lastError` says: the provider's code and description; for a refused refresh token,
