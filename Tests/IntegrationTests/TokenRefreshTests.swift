@@ -124,15 +124,18 @@ final class TokenRefreshTests {
         let token = try background.adminToken()
         let first = try http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
         #expect(first.status == 200, "\(first.text)")
-        let callsAfterFirst = try provider.stats().calls
-        // With no fetch at all, the background refresher renews the token ahead of its expiry.
-        Thread.sleep(forTimeInterval: 5)
-        let stats = try provider.stats()
-        #expect(stats.calls > callsAfterFirst)
-        #expect(stats.authMethods.allSatisfy { $0 == "client_secret_post" })
-        let later = try http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
-        #expect(later.json["Authorization"] as? String == "Bearer \(stats.issued.last ?? "")")
-        #expect(later.json["Authorization"] as? String != first.json["Authorization"] as? String)
+        let issuedAfterFirst = try provider.stats().issued.count
+        // With no fetch at all, the background refresher renews the token ahead of its expiry,
+        // and the next fetch answers the renewed one.
+        #expect(waitUntil(timeout: 20) { (try? self.provider.stats().issued.count) ?? 0 > issuedAfterFirst })
+        #expect(try provider.stats().authMethods.allSatisfy { $0 == "client_secret_post" })
+        var later: HTTPTestClient.Response?
+        #expect(waitUntil(timeout: 10) {
+            later = try? http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
+            let issued = (try? self.provider.stats().issued) ?? []
+            return later?.json["Authorization"] as? String == "Bearer \(issued.last ?? "")"
+        })
+        #expect(later?.json["Authorization"] as? String != first.json["Authorization"] as? String)
         #expect(background.log.contains("token refresh"))
     }
 
@@ -286,8 +289,8 @@ final class TokenRefreshTests {
         #expect(waitUntil(timeout: 5) { (try? self.provider.stats().calls) == 1 })
         server.signal(SIGKILL)
         _ = server.waitForExit()
-        Thread.sleep(forTimeInterval: 2.5)
-        #expect(try provider.stats().issued.count == 1)
+        // The provider answers (to nobody) and has rotated the refresh token.
+        #expect(waitUntil(timeout: 10) { (try? self.provider.stats().issued.count) == 1 })
 
         let restarted = try KeychaindProcess(
             dataDir: server.dataDir, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
