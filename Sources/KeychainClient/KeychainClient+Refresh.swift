@@ -76,6 +76,7 @@ extension KeychainClient {
             audience: audience, refreshBefore: refreshBefore)
         let (path, query) = tokenRoute(
             TokenNaming(service: service, user: user, accessGroup: accessGroup), suffix: "/refresh")
+        defer { authorizationCache?.forget(service: service, user: user) }
         let answer = try await send("PUT", path, query: query, body: RefreshPutRequest(setting: setting).encoded())
         return RefreshStatus(try RefreshAnswer(decoding: answer))
     }
@@ -100,6 +101,7 @@ extension KeychainClient {
     {
         let (path, query) = tokenRoute(
             TokenNaming(service: service, user: user, accessGroup: accessGroup), suffix: "/refresh")
+        defer { authorizationCache?.forget(service: service, user: user) }
         return RefreshStatus(try RefreshAnswer(decoding: await send("POST", path, query: query)))
     }
 

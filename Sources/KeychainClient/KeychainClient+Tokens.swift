@@ -1,6 +1,7 @@
 public import Foundation
 import KeychainAPI
 import KeychainCore
+import NIOHTTP1
 
 /// The stored tokens of a service, as `GET /v1/tokens/{service}` answers them.
 public struct StoredTokens: Sendable, Equatable {
@@ -47,6 +48,7 @@ extension KeychainClient {
         let request = TokenPutRequest(
             accessToken: accessToken, refresh: refresh, expiresIn: expiresIn.map(Int64.init), expiresAt: expiresAt)
         let (path, query) = tokenRoute(TokenNaming(service: service, user: user, accessGroup: accessGroup))
+        defer { authorizationCache?.forget(service: service, user: user) }
         _ = try await send("PUT", path, query: query, body: request.encoded())
     }
 
@@ -78,6 +80,7 @@ extension KeychainClient {
     @discardableResult
     public func deleteTokens(service: String, user: String? = nil, accessGroup: String? = nil) async throws -> Int {
         let (path, query) = tokenRoute(TokenNaming(service: service, user: user, accessGroup: accessGroup))
+        defer { authorizationCache?.forget(service: service, user: user) }
         do {
             let answer = try await send("DELETE", path, query: query)
             return (try? StatusAnswer.count(.deleted, in: answer)) ?? 0
@@ -89,21 +92,27 @@ extension KeychainClient {
     /// `["Authorization": "Bearer <accessToken>"]` for a service, like seed 002's
     /// `getAuthorizationHeader`: nil when no access token is stored. An access token that is
     /// stored but expired, empty or not text throws errSecItemNotFound whose `detail` says which
-    /// (so a caller can refresh it).
+    /// (so a caller can refresh it). With `Configuration.cachesAuthorizationHeader`, answered
+    /// from this process while the last answer is fresh (`AuthorizationHeaderCache`).
     public func getAuthorizationHeader(service: String, user: String? = nil, accessGroup: String? = nil) async throws
         -> [String: String]?
     {
         let naming = TokenNaming(service: service, user: user, accessGroup: accessGroup)
+        if let header = authorizationCache?.header(for: naming) { return ["Authorization": header] }
         let (path, query) = tokenRoute(naming, suffix: "/authorization")
-        let answer: JSONValue
+        let asked = ContinuousClock.now
+        let answer: (json: JSONValue, headers: HTTPHeaders)
         do {
-            answer = try await send("GET", path, query: query)
+            answer = try await sendReadingHeaders("GET", path, query: query)
         } catch let error as KeychainError where error.code == .itemNotFound {
             // Not stored at all → nil; stored but unusable → the server's error (it says why).
             // Told apart by asking again rather than by reading the error's text.
             if try await tokens(service: service, user: user, accessGroup: accessGroup) == nil { return nil }
             throw error
         }
-        return ["Authorization": try AuthorizationAnswer(decoding: answer).header]
+        let header = try AuthorizationAnswer(decoding: answer.json).header
+        authorizationCache?.keep(
+            header, for: naming, freshFor: answer.headers.first(name: AuthorizationAnswer.freshForHeader), askedAt: asked)
+        return ["Authorization": header]
     }
 }

@@ -37,12 +37,22 @@ public final class KeychainClient: Sendable {
         public var timeout: TimeInterval
         /// TLS settings; see `TLS`.
         public var tls: TLS
+        /// Keep each `getAuthorizationHeader` answer in this process for as long as keychaind
+        /// says it stays fresh (until the token's `expiresAt − refreshBefore`), instead of asking
+        /// on every call. Off by default: while a header is kept, new tokens stored by another
+        /// process, or a token revoked on the server, reach this process only when it ends. A
+        /// token with no expiry stored is never kept.
+        public var cachesAuthorizationHeader: Bool
 
-        public init(baseURL: URL, token: String, timeout: TimeInterval = 30, tls: TLS = TLS()) {
+        public init(
+            baseURL: URL, token: String, timeout: TimeInterval = 30, tls: TLS = TLS(),
+            cachesAuthorizationHeader: Bool = false
+        ) {
             self.baseURL = baseURL
             self.token = token
             self.timeout = timeout
             self.tls = tls
+            self.cachesAuthorizationHeader = cachesAuthorizationHeader
         }
 
         /// Reads `KEYCHAIND_URL` (default `http://127.0.0.1:8420`), `KEYCHAIND_TOKEN` (required),
@@ -84,6 +94,8 @@ public final class KeychainClient: Sendable {
     public let configuration: Configuration
     private let httpClient: HTTPClient
     private let timeoutAmount: TimeAmount
+    /// Nil unless `configuration.cachesAuthorizationHeader`.
+    let authorizationCache: AuthorizationHeaderCache?
 
     public init(configuration: Configuration) throws {
         // NIO counts nanoseconds in an Int64: a timeout must be positive and finite (≤ 10^9 s).
@@ -114,6 +126,7 @@ public final class KeychainClient: Sendable {
         httpConfiguration.connectionPool.idleTimeout = .seconds(15)
         self.configuration = configuration
         self.timeoutAmount = timeoutAmount
+        authorizationCache = configuration.cachesAuthorizationHeader ? AuthorizationHeaderCache() : nil
         httpClient = HTTPClient(eventLoopGroup: .singletonMultiThreadedEventLoopGroup, configuration: httpConfiguration)
     }
 
@@ -193,6 +206,13 @@ public final class KeychainClient: Sendable {
     func send(_ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil) async throws
         -> JSONValue
     {
+        try await sendReadingHeaders(method, path, query: query, body: body).json
+    }
+
+    /// `send`, answering the answer's headers too (the token fetch reads how long it stays fresh).
+    func sendReadingHeaders(
+        _ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil
+    ) async throws -> (json: JSONValue, headers: HTTPHeaders) {
         let request = try makeRequest(method, path, query: query, body: body)
         let task = execute(request)
         let response: HTTPClient.Response
@@ -206,7 +226,7 @@ public final class KeychainClient: Sendable {
             if Task.isCancelled { throw CancellationError() }
             throw transportError(error, request)
         }
-        return try Self.decode(response)
+        return (try Self.decode(response), response.headers)
     }
 
     /// The same request, blocking the calling thread until the answer (or the timeout). Safe from

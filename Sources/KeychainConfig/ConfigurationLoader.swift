@@ -34,6 +34,7 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
+        "refresh.concurrency",
         "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
         "storage.postgresql.statementTimeoutSeconds",
     ]
@@ -167,6 +168,7 @@ public enum ConfigurationLoader {
         case "storage.postgresql.connectTimeoutSeconds": configuration.postgresqlConnectTimeoutSeconds = try integer(atLeast: 1)
         case "storage.postgresql.statementTimeoutSeconds":
             configuration.postgresqlStatementTimeoutSeconds = try integer(atLeast: 1)
+        case "refresh.concurrency": configuration.refreshConcurrency = try integer(atLeast: 1)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

@@ -36,6 +36,7 @@ import Foundation
 /// | `refresh.timeoutSeconds` | integer ≥ 1, one token endpoint call at most | `10` | `KEYCHAIND_REFRESH_TIMEOUT_SECONDS` |
 /// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
 /// | `refresh.intervalSeconds` | integer ≥ 0, how often the background refresher looks for due tokens, 0 = off | `5` | `KEYCHAIND_REFRESH_INTERVAL_SECONDS` |
+/// | `refresh.concurrency` | integer ≥ 1, how many exchanges the background refresher runs at once (each for another service) | `4` | `KEYCHAIND_REFRESH_CONCURRENCY` |
 /// | `storage.backend` | `sqlite` (one node, `<dataDir>/keychain.db`) or `postgresql` (several nodes) | `sqlite` | `KEYCHAIND_STORAGE_BACKEND` |
 /// | `storage.postgresql.url` | libpq connection string (multi-host with `target_session_attrs=read-write`) | empty | `KEYCHAIND_STORAGE_POSTGRESQL_URL` |
 /// | `storage.postgresql.connectTimeoutSeconds` | integer ≥ 1, connecting at most | `5` | `KEYCHAIND_STORAGE_POSTGRESQL_CONNECT_TIMEOUT_SECONDS` |
@@ -80,6 +81,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshTimeoutSeconds: Int = 10
     public var refreshWaitSeconds: Int = 15
     public var refreshIntervalSeconds: Int = 5
+    public var refreshConcurrency: Int = 4
     public var storageBackend: StorageBackend = .sqlite
     public var postgresqlURL: String = ""
     public var postgresqlConnectTimeoutSeconds: Int = 5

@@ -1,4 +1,5 @@
 public import Foundation
+import KeychainConcurrency
 public import KeychainCore
 
 /// Keeps tokens fresh (`api.md` "Keeping tokens fresh"): decides when a service's tokens are due,
@@ -14,8 +15,12 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
     let backoff: RefreshBackoff
     public let metrics: RefreshMetrics
     let clock: @Sendable () -> Date
-    /// Told of every exchange's outcome (the audit log); never given a secret.
-    let report: @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void
+    /// Told of every exchange's outcome and the state it left (nil: no setting is stored any
+    /// more), for the log and the audit log; never given a secret.
+    let report: @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState?) -> Void
+    /// Taken around each exchange when several nodes share the vault (PostgreSQL), so that one
+    /// node exchanges a setting's refresh token at a time; nil with one node.
+    let exchangeLock: (any RefreshExchangeLock)?
 
     private let flights = NSCondition()
     private var inFlight: [RefreshKey: Flight] = [:]
@@ -27,9 +32,10 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
     public init(
         store: RefreshSettingStore, endpoint: any TokenEndpoint, waitLimit: TimeInterval = 15,
         backoff: RefreshBackoff = RefreshBackoff(), metrics: RefreshMetrics = RefreshMetrics(),
-        clock: @escaping @Sendable () -> Date = { Date() },
-        report: @escaping @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState) -> Void = { _, _, _ in }
+        clock: @escaping @Sendable () -> Date = { Date() }, exchangeLock: (any RefreshExchangeLock)? = nil,
+        report: @escaping @Sendable (RefreshKey, RefreshStatistics.Outcome, RefreshState?) -> Void = { _, _, _ in }
     ) {
+        self.exchangeLock = exchangeLock
         self.store = store
         self.endpoint = endpoint
         self.waitLimit = waitLimit
@@ -121,21 +127,40 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
 
     // MARK: - Background
 
-    /// Runs the exchange of every setting that is due now, one after another, until `stop` says
-    /// so: `ok` ones whose `nextRefreshAt` has come, `failing` ones whose backoff has ended.
-    /// Errors (a locked vault, storage) end the round; the next round tries again.
-    public func refreshDue(stop: () -> Bool = { false }) {
+    /// Runs the exchange of every setting that is due now, up to `concurrency` at once (each
+    /// through its single flight, so one service never has two), until `stop` says so: `ok`
+    /// ones whose `nextRefreshAt` has come, `failing` ones whose backoff has ended. A provider
+    /// that answers slowly then holds up one exchange, not the whole round. Errors (a locked
+    /// vault, storage) end the round; the next round tries again.
+    public func refreshDue(concurrency: Int = 1, stop: @escaping @Sendable () -> Bool = { false }) {
         guard let records = try? store.records() else { return }
         let now = clock()
-        for record in records where record.state.condition != .needsReauth {
-            guard let next = record.state.nextRefreshAt, next <= now else { continue }
-            if stop() { return }
-            do {
-                try flight(record.key, force: false)
-            } catch {
-                return
+        let due = records.filter { record in
+            record.state.condition != .needsReauth && record.state.nextRefreshAt.map { $0 <= now } == true
+        }
+        let round = DueRound(due.map(\.key))
+        let work: @Sendable () -> Void = { [self] in
+            while !stop(), let key = round.next() {
+                do {
+                    try flight(key, force: false)
+                } catch {
+                    round.end()
+                }
             }
         }
+        // The calling thread is one of the workers; the others live for this round only.
+        let helpers = DispatchGroup()
+        for _ in 1..<max(1, min(concurrency, due.count)) {
+            helpers.enter()
+            let thread = Thread {
+                work()
+                helpers.leave()
+            }
+            thread.name = "keychaind-refresh"
+            thread.start()
+        }
+        work()
+        helpers.wait()
     }
 
     // MARK: - Single flight
@@ -160,13 +185,20 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
             flights.broadcast()
             flights.unlock()
         }
-        try exchange(key, force: force)
+        guard let exchangeLock else { return try exchange(key, force: force) }
+        // Another node's exchange holds it: once it is done, this one reads what that stored
+        // (fresh tokens are not due) and calls no one.
+        _ = try exchangeLock.withLock(key, waitingUpTo: waitLimit) { try exchange(key, force: force) }
     }
 
     /// One exchange and its outcome stored, unless (without `force`) the tokens are not due or
-    /// the state says not to call: needsReauth, or failing within its backoff.
+    /// the state says not to call: needsReauth, or failing within its backoff. The outcome is
+    /// stored only if the setting and refresh token it started from are still the ones stored;
+    /// otherwise (replaced or removed meanwhile by an admin, or new tokens stored) it is
+    /// discarded, and callers read what is stored now.
     private func exchange(_ key: RefreshKey, force: Bool) throws {
-        guard var record = try store.record(key) else { return }
+        guard let start = try store.start(key) else { return }
+        var record = start.record
         let now = clock()
         if !force {
             switch record.state.condition {
@@ -182,16 +214,16 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
                         // Not due (new tokens were stored since): the background looks again then.
                         if record.state.nextRefreshAt != due {
                             record.state.nextRefreshAt = due
-                            try store.save(record)
+                            _ = try store.save(record, startedFrom: start)
                         }
                         return
                     }
                 }
             }
         }
-        let refreshToken = record.setting.grant == .refreshToken ? try store.refreshToken(key) : nil
+        let refreshToken = record.setting.grant == .refreshToken ? start.refreshToken : nil
         let started = DispatchTime.now().uptimeNanoseconds
-        let outcome: RefreshStatistics.Outcome
+        var outcome: RefreshStatistics.Outcome
         do {
             let grant = try endpoint.exchange(record.setting, refreshToken: refreshToken)
             let finished = clock()
@@ -199,8 +231,7 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
             record.state = RefreshState(
                 condition: .ok, lastRefreshAt: finished.truncatedToMilliseconds,
                 nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
-            try store.store(grant, expiresAt: expiresAt, record: record)
-            outcome = .refreshed
+            outcome = try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start) ? .refreshed : .discarded
         } catch let failure as TokenExchangeFailure {
             let finished = clock()
             record.state.failures += 1
@@ -215,10 +246,10 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
                     .truncatedToMilliseconds
                 outcome = .failed
             }
-            try store.save(record)
+            if try !store.save(record, startedFrom: start) { outcome = .discarded }
         }
         metrics.record(outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
-        report(key, outcome, record.state)
+        report(key, outcome, outcome == .discarded ? try store.record(key)?.state : record.state)
     }
 
     /// What `lastError` says: the provider's code and description; for a refused refresh token,
@@ -227,5 +258,28 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
         guard case .refused("invalid_grant", _) = failure, grant == .refreshToken else { return failure.description }
         return failure.description
             + " (the stored refresh token was refused: store new tokens with PUT /v1/tokens/{service})"
+    }
+}
+
+/// The due settings of one background round, handed out one at a time to its workers.
+private final class DueRound: Sendable {
+    private let queue: PThreadLocked<(keys: [RefreshKey], next: Int)>
+
+    init(_ keys: [RefreshKey]) {
+        queue = PThreadLocked((keys, 0))
+    }
+
+    /// The next setting to refresh; nil once every one was handed out or the round ended.
+    func next() -> RefreshKey? {
+        queue.withLock { queue in
+            guard queue.next < queue.keys.count else { return nil }
+            defer { queue.next += 1 }
+            return queue.keys[queue.next]
+        }
+    }
+
+    /// Hands out no more settings (the store failed: the next round tries again).
+    func end() {
+        queue.withLock { $0.next = $0.keys.count }
     }
 }

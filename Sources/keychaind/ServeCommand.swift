@@ -85,7 +85,8 @@ struct ServeCommand: ParsableCommand {
             try server.start()
             if configuration.refreshIntervalSeconds > 0 {
                 let background = BackgroundRefresher(
-                    refresher: refresher, interval: TimeInterval(configuration.refreshIntervalSeconds))
+                    refresher: refresher, interval: TimeInterval(configuration.refreshIntervalSeconds),
+                    concurrency: configuration.refreshConcurrency)
                 background.start()
                 backgroundRefresher = background
             }

@@ -65,8 +65,9 @@ enum Wiring {
     }
 
     /// Server-side token refresh (`refresh.*`): the token endpoint client and the refresher over
-    /// the vault's items. Each exchange's outcome is logged (service, state, the provider's
-    /// error; never a token or secret) and audited (the service tagged, the state).
+    /// the vault's items. Each exchange's outcome is logged (service, outcome, state, the
+    /// provider's error; never a token or secret) and audited (the service tagged, the state);
+    /// one whose outcome was discarded (its setting or tokens replaced meanwhile) says so.
     static func refresher(
         vault: any ServedVault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
     ) -> TokenRefresher {
@@ -78,16 +79,23 @@ enum Wiring {
             caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
         return TokenRefresher(
             store: store, endpoint: TokenEndpointClient(settings: outbound),
-            waitLimit: TimeInterval(configuration.refreshWaitSeconds),
+            waitLimit: TimeInterval(configuration.refreshWaitSeconds), exchangeLock: vault.refreshExchangeLock,
             report: { key, outcome, state in
             var metadata: Logger.Metadata = [
                 "service": "\(key.service)", "accessGroup": "\(key.group)", "outcome": "\(outcome.rawValue)",
-                "state": "\(state.condition.rawValue)", "failures": "\(state.failures)",
+                "state": "\(state?.condition.rawValue ?? "none")",
             ]
             if let user = key.user { metadata["user"] = "\(user)" }
-            if let error = state.lastError { metadata["error"] = "\(error)" }
-            logger.log(level: outcome == .refreshed ? .info : .warning, "token refresh", metadata: metadata)
-            auditor?.recordRefresh(key, state: state.condition, refreshed: outcome == .refreshed)
+            if let state { metadata["failures"] = "\(state.failures)" }
+            if let error = state?.lastError, outcome != .discarded { metadata["error"] = "\(error)" }
+            let level: Logger.Level =
+                switch outcome {
+                case .refreshed: .info
+                case .discarded: .notice
+                case .failed, .needsReauth: .warning
+                }
+            logger.log(level: level, "token refresh", metadata: metadata)
+            auditor?.recordRefresh(key, outcome: outcome, state: state?.condition)
         })
     }
 

@@ -22,34 +22,15 @@ final class TokenRefreshTests {
     }
 
     var http: HTTPTestClient { server.client() }
-    static let expired = "2020-01-01T00:00:00Z"
 
     /// Stores the seeded tokens for `service`, expiring at `expiresAt`, and a refresh setting for them.
     func register(
-        _ service: String, expiresAt: String = TokenRefreshTests.expired, grant: String = "refresh_token",
+        _ service: String, expiresAt: String = OAuthServer.expired, grant: String = "refresh_token",
         clientAuth: String = "basic", refreshBefore: Int = 60, on keychaind: KeychaindProcess? = nil
     ) throws -> (accessToken: String, refreshToken: String) {
-        let http = (keychaind ?? server).client()
-        let admin = try (keychaind ?? server).adminToken()
-        let client = clientAuth == "basic" ? OAuthServer.basicClient : OAuthServer.postClient
-        let seeded = try provider.seed(clientId: client.id)
-        if grant == "refresh_token" {
-            let put = try http.json(
-                "PUT", "/v1/tokens/\(service)",
-                ["accessToken": seeded.accessToken, "refreshToken": seeded.refreshToken, "expiresAt": expiresAt],
-                token: admin)
-            #expect(put.status == 200)
-        }
-        let setting = try http.json(
-            "PUT", "/v1/tokens/\(service)/refresh",
-            [
-                "tokenEndpoint": provider.tokenEndpoint, "grant": grant, "clientId": client.id,
-                "clientSecret": client.secret, "clientAuth": clientAuth, "refreshBefore": refreshBefore,
-            ], token: admin)
-        #expect(setting.status == 200, "\(setting.text)")
-        #expect(setting.json["clientSecret"] == nil)
-        #expect(!setting.text.contains(client.secret))
-        return seeded
+        try provider.register(
+            service, on: keychaind ?? server, expiresAt: expiresAt, grant: grant, clientAuth: clientAuth,
+            refreshBefore: refreshBefore)
     }
 
     func authorization(_ service: String, token: String? = nil) throws -> HTTPTestClient.Response {
@@ -143,15 +124,18 @@ final class TokenRefreshTests {
         let token = try background.adminToken()
         let first = try http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
         #expect(first.status == 200, "\(first.text)")
-        let callsAfterFirst = try provider.stats().calls
-        // With no fetch at all, the background refresher renews the token ahead of its expiry.
-        Thread.sleep(forTimeInterval: 5)
-        let stats = try provider.stats()
-        #expect(stats.calls > callsAfterFirst)
-        #expect(stats.authMethods.allSatisfy { $0 == "client_secret_post" })
-        let later = try http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
-        #expect(later.json["Authorization"] as? String == "Bearer \(stats.issued.last ?? "")")
-        #expect(later.json["Authorization"] as? String != first.json["Authorization"] as? String)
+        let issuedAfterFirst = try provider.stats().issued.count
+        // With no fetch at all, the background refresher renews the token ahead of its expiry,
+        // and the next fetch answers the renewed one.
+        #expect(waitUntil(timeout: 20) { (try? self.provider.stats().issued.count) ?? 0 > issuedAfterFirst })
+        #expect(try provider.stats().authMethods.allSatisfy { $0 == "client_secret_post" })
+        var later: HTTPTestClient.Response?
+        #expect(waitUntil(timeout: 10) {
+            later = try? http.send("GET", "/v1/tokens/m2m.example.com/authorization", token: token)
+            let issued = (try? self.provider.stats().issued) ?? []
+            return later?.json["Authorization"] as? String == "Bearer \(issued.last ?? "")"
+        })
+        #expect(later?.json["Authorization"] as? String != first.json["Authorization"] as? String)
         #expect(background.log.contains("token refresh"))
     }
 
@@ -175,7 +159,7 @@ final class TokenRefreshTests {
         let seeded = try provider.seed(clientId: OAuthServer.basicClient.id)
         let put = try http.json(
             "PUT", "/v1/tokens/revoked.example.com",
-            ["accessToken": seeded.accessToken, "refreshToken": seeded.refreshToken, "expiresAt": Self.expired],
+            ["accessToken": seeded.accessToken, "refreshToken": seeded.refreshToken, "expiresAt": OAuthServer.expired],
             token: admin)
         #expect(put.status == 200)
         #expect(try refreshState("revoked.example.com")["state"] as? String == "ok")
@@ -305,8 +289,8 @@ final class TokenRefreshTests {
         #expect(waitUntil(timeout: 5) { (try? self.provider.stats().calls) == 1 })
         server.signal(SIGKILL)
         _ = server.waitForExit()
-        Thread.sleep(forTimeInterval: 2.5)
-        #expect(try provider.stats().issued.count == 1)
+        // The provider answers (to nobody) and has rotated the refresh token.
+        #expect(waitUntil(timeout: 10) { (try? self.provider.stats().issued.count) == 1 })
 
         let restarted = try KeychaindProcess(
             dataDir: server.dataDir, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
@@ -314,8 +298,8 @@ final class TokenRefreshTests {
         let http = restarted.client()
         // The old tokens, as they were: the new ones never reached the store. (Read through the
         // item routes: a token route would refresh first.)
-        #expect(try storedSecret(http, "accessToken") == seeded.accessToken)
-        #expect(try storedSecret(http, "refreshToken") == seeded.refreshToken)
+        #expect(try restarted.storedSecret(service: "crash.example.com", account: "accessToken") == seeded.accessToken)
+        #expect(try restarted.storedSecret(service: "crash.example.com", account: "refreshToken") == seeded.refreshToken)
 
         // The provider rotated the refresh token the lost answer carried: the next attempt is
         // refused, and the service needs new tokens; no loop of failing calls.
@@ -330,13 +314,7 @@ final class TokenRefreshTests {
         for _ in 0..<5 { _ = try http.send("GET", "/v1/tokens/crash.example.com/authorization", token: admin) }
         #expect(try provider.stats().calls == calls)
         #expect(try provider.stats().presented == [seeded.refreshToken, seeded.refreshToken])
-        #expect(try storedSecret(http, "accessToken") == seeded.accessToken)
-    }
-
-    func storedSecret(_ http: HTTPTestClient, _ account: String) throws -> String? {
-        let item = try http.send(
-            "GET", "/v1/items/genericPassword?service=crash.example.com&account=\(account)&return=data", token: admin)
-        return (item.json["item"] as? [String: Any])?["value"] as? String
+        #expect(try restarted.storedSecret(service: "crash.example.com", account: "accessToken") == seeded.accessToken)
     }
 }
 

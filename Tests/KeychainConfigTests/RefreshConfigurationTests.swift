@@ -9,12 +9,14 @@ struct RefreshConfigurationTests {
         #expect(defaults.refreshTimeoutSeconds == 10)
         #expect(defaults.refreshWaitSeconds == 15)
         #expect(defaults.refreshIntervalSeconds == 5)
+        #expect(defaults.refreshConcurrency == 4)
 
         let file = """
             [refresh]
             caFile = "/etc/ssl/provider-ca.pem"
             timeoutSeconds = 3
             waitSeconds = 4
+            concurrency = 2
             """
         let loaded = try ConfigurationLoader.load(
             fileText: file, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"], flags: [:])
@@ -22,6 +24,19 @@ struct RefreshConfigurationTests {
         #expect(loaded.refreshTimeoutSeconds == 3)
         #expect(loaded.refreshWaitSeconds == 4)
         #expect(loaded.refreshIntervalSeconds == 0)
+        #expect(loaded.refreshConcurrency == 2)
+        let fromEnvironment = try ConfigurationLoader.load(
+            fileText: file, environment: ["KEYCHAIND_REFRESH_CONCURRENCY": "16"], flags: [:])
+        #expect(fromEnvironment.refreshConcurrency == 16)
+    }
+
+    @Test func aConcurrencyBelowOneIsRefused() {
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: "[refresh]\nconcurrency = 0", environment: [:], flags: [:])
+        }
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: nil, environment: ["KEYCHAIND_REFRESH_CONCURRENCY": "-1"], flags: [:])
+        }
     }
 
     @Test func timeoutsBelowOneSecondAreRefused() {

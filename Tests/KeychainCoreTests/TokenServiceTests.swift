@@ -18,7 +18,7 @@ import Testing
         try tokens.save(TokenUpdate(accessToken: "a3", refresh: .remove), naming: naming, client: fixture.app)
         found = try tokens.tokens(naming, client: fixture.app)
         #expect(found.refreshToken == nil)
-        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer a3")
+        #expect(try tokens.authorization(naming, client: fixture.app).header == "Bearer a3")
         #expect(try tokens.delete(naming, client: fixture.app) == 1)
         #expect(throws: KeychainError.self) { try tokens.delete(naming, client: fixture.app) }
         #expect(throws: KeychainError.self) { try tokens.tokens(naming, client: fixture.app) }
@@ -50,7 +50,10 @@ import Testing
         let future = try TokenPutRequest(decoding: JSONBody([("accessToken", .string("new")), ("expiresIn", .integer(3600))]))
             .update(now: Fixture.start)
         try tokens.save(future, naming: naming, client: fixture.app)
-        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer new")
+        // Fresh until its expiry, in whole seconds (the fixture's clock has ticked past the PUT's
+        // moment); without a stored expiry, nobody can say for how long.
+        let authorization = try tokens.authorization(naming, client: fixture.app)
+        #expect(authorization.header == "Bearer new" && authorization.freshForSeconds == 3599)
     }
 
     /// The item routes may store what PUT refuses: an empty access token, or bytes that are not
@@ -73,6 +76,7 @@ import Testing
                 && error.detail == "the access token stored for service \"raw\" \(detail)"
         }
         try tokens.save(TokenUpdate(accessToken: "usable"), naming: naming, client: fixture.app)
-        #expect(try tokens.authorization(naming, client: fixture.app) == "Bearer usable")
+        let authorization = try tokens.authorization(naming, client: fixture.app)
+        #expect(authorization.header == "Bearer usable" && authorization.freshForSeconds == nil)
     }
 }

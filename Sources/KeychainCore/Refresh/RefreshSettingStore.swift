@@ -28,6 +28,17 @@ public final class RefreshSettingStore: Sendable {
         return try find(query, client: Self.keeper(key.group))?.items.first.flatMap { decode($0.item) }
     }
 
+    /// What an exchange for `key` starts from: the setting as stored now and the refresh token
+    /// stored beside it; nil when there is no setting.
+    public func start(_ key: RefreshKey) throws -> ExchangeStart? {
+        let query = ItemQuery(
+            itemClass: .genericPassword, attributes: Self.attributes(key), limit: .one,
+            returnKinds: [.attributes, .data])
+        guard let item = try find(query, client: Self.keeper(key.group))?.items.first?.item, let record = decode(item)
+        else { return nil }
+        return ExchangeStart(record: record, settingItem: item.persistentRef, refreshToken: try refreshToken(key))
+    }
+
     /// Every stored setting (for the background refresher and metrics).
     public func records() throws -> [RefreshRecord] {
         let query = ItemQuery(
@@ -85,8 +96,11 @@ public final class RefreshSettingStore: Sendable {
 
     /// Stores an exchange's tokens and the record's new state in one transaction: the new access
     /// token with its expiry, the rotated refresh token when there is one (the old one stays
-    /// otherwise), and the record.
-    public func store(_ grant: TokenGrant, expiresAt: Date?, record: RefreshRecord) throws {
+    /// otherwise), and the record; only if the exchange's `start` is still what is stored
+    /// (`isCurrent`). False when it is not: nothing was stored.
+    public func store(_ grant: TokenGrant, expiresAt: Date?, record: RefreshRecord, startedFrom start: ExchangeStart)
+        throws -> Bool
+    {
         let naming = record.key.naming
         let metadata = TokenMetadata(expiresAt: expiresAt, refreshBefore: record.setting.refreshBefore)
         var deleting = [tokens.query(naming, .accessToken), Self.query(record.key)]
@@ -95,7 +109,29 @@ public final class RefreshSettingStore: Sendable {
             deleting.append(tokens.query(naming, .refreshToken))
             adding.append(tokens.newItem(naming, .refreshToken, refreshToken, metadata: nil))
         }
-        _ = try tokens.items.replace(deleting: deleting, adding: adding, client: Self.keeper(record.key.group))
+        return try tokens.items.replace(
+            deleting: deleting, adding: adding, client: Self.keeper(record.key.group),
+            provided: { stored in try isCurrent(start, stored) }) != nil
+    }
+
+    /// Stores the record's new state (an exchange's failure, a new `nextRefreshAt`) only if the
+    /// exchange's `start` is still what is stored; false when it is not: nothing was stored (a
+    /// setting removed meanwhile is not brought back).
+    public func save(_ record: RefreshRecord, startedFrom start: ExchangeStart) throws -> Bool {
+        try tokens.items.replace(
+            deleting: [Self.query(record.key)], adding: [item(record)], client: Self.keeper(record.key.group),
+            provided: { stored in try isCurrent(start, stored) }) != nil
+    }
+
+    /// Whether what an exchange started from is still stored: the same setting item (every save
+    /// of a setting or its state writes a new one, with a new persistent reference) and the same
+    /// refresh token (or still none). A new access token stored alone, the refresh token kept,
+    /// does not by itself discard the exchange: its rotated refresh token may be the only one the
+    /// provider still accepts.
+    private func isCurrent(_ start: ExchangeStart, _ stored: (ItemQuery) throws -> Item?) throws -> Bool {
+        let key = start.record.key
+        guard try stored(Self.query(key))?.persistentRef == start.settingItem else { return false }
+        return try stored(tokens.query(key.naming, .refreshToken))?.secret == start.refreshToken
     }
 
     // MARK: - Pieces
@@ -153,4 +189,13 @@ public final class RefreshSettingStore: Sendable {
         else { return nil }
         return RefreshRecord(key: key, setting: setting, state: state)
     }
+}
+
+/// What an exchange started from, to store its outcome only if nothing replaced it meanwhile
+/// (an admin's new setting, its removal, or new tokens): the record as read, the stored item it
+/// was read from, and the refresh token stored then (the one presented to the provider).
+public struct ExchangeStart: Sendable {
+    public let record: RefreshRecord
+    let settingItem: PersistentRef
+    public let refreshToken: SecretBytes?
 }

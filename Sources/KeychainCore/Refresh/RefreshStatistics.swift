@@ -9,6 +9,9 @@ public struct RefreshStatistics: Sendable, Equatable {
         case failed
         /// The provider refused the grant or the client: the setting needs new tokens.
         case needsReauth
+        /// The outcome was not stored: the setting or the refresh token the exchange started from
+        /// was replaced or removed meanwhile, and what is stored now stands.
+        case discarded
     }
 
     /// Upper bounds of the latency buckets, in seconds.

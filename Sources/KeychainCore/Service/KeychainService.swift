@@ -105,6 +105,21 @@ public final class KeychainService: Sendable {
     public func replace(deleting queries: [ItemQuery], adding requests: [NewItem], client: Client) throws
         -> (deleted: Int, added: [FoundItem])
     {
+        guard let replaced = try replace(deleting: queries, adding: requests, client: client, provided: { _ in true })
+        else { preconditionFailure("a replace that holds no condition always happens") }
+        return replaced
+    }
+
+    /// `replace`, made only if `condition` holds of what is stored, read in the same transaction:
+    /// a compare-and-swap for a writer that decided what to write from an earlier read (an
+    /// exchange of tokens that took seconds) and must not overwrite what was stored meanwhile.
+    /// `condition` is given a lookup of the first item a query finds within the client's groups
+    /// (nil: none), read with what the query's return kinds name. Nil when it did not hold:
+    /// then nothing changed.
+    public func replace(
+        deleting queries: [ItemQuery], adding requests: [NewItem], client: Client,
+        provided condition: (_ stored: (ItemQuery) throws -> Item?) throws -> Bool
+    ) throws -> (deleted: Int, added: [FoundItem])? {
         var filters: [ItemFilter] = []
         for query in queries {
             guard query.itemClass.isPasswordOrKey else {
@@ -125,13 +140,22 @@ public final class KeychainService: Sendable {
                     itemClass: request.itemClass, persistentRef: .random(), attributes: attributes,
                     secret: request.secret ?? SecretBytes([UInt8]())))
         }
-        let deleted = try store.transaction { transaction in
+        let deleted: Int? = try store.transaction { transaction in
+            let stored = { (query: ItemQuery) throws -> Item? in
+                var contents: ItemContents = []
+                if query.returnKinds.contains(.attributes) { contents.insert(.attributes) }
+                if query.returnKinds.contains(.data) { contents.insert(.secret) }
+                let groups = try self.visibleGroups(query, client: client)
+                return try transaction.find(self.filter(query, groups: groups), limit: 1, after: nil, reading: contents)
+                    .items.first
+            }
+            guard try condition(stored) else { return nil }
             var deleted = 0
             for filter in filters { deleted += try transaction.delete(filter) }
             try transaction.add(items)
             return deleted
         }
-        return (deleted, items.map(FoundItem.init(item:)))
+        return deleted.map { ($0, items.map(FoundItem.init(item:))) }
     }
 
     private func makeCertificate(_ attributes: [Attribute: AttributeValue], der: SecretBytes?) throws -> Item {

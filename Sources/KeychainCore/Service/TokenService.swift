@@ -77,12 +77,22 @@ public final class TokenService: Sendable {
             expired: access.expired)
     }
 
-    /// `Bearer <accessToken>`; errSecItemNotFound when none is stored, it has expired, or what is
-    /// stored cannot be a bearer token: empty or not UTF-8 text (possible for an item written
-    /// through the item routes; PUT refuses both). A header `Bearer ` with nothing after it is
-    /// never answered. Reads the access token alone: this is the route backend services call on
-    /// every request.
-    public func authorization(_ naming: TokenNaming, client: Client) throws -> String {
+    /// What `/authorization` answers: the header, and how long a caller may keep it.
+    public struct Authorization: Sendable {
+        /// `Bearer <accessToken>`.
+        public var header: String
+        /// Whole seconds until the token is due (its expiry less the setting's `refreshBefore`,
+        /// which is 0 without a setting), 0 once it is; nil when no expiry is stored, so nobody
+        /// can tell how long it stays valid.
+        public var freshForSeconds: Int?
+    }
+
+    /// `Bearer <accessToken>` and how long it stays fresh; errSecItemNotFound when none is
+    /// stored, it has expired, or what is stored cannot be a bearer token: empty or not UTF-8
+    /// text (possible for an item written through the item routes; PUT refuses both). A header
+    /// `Bearer ` with nothing after it is never answered. Reads the access token alone: this is
+    /// the route backend services call on every request.
+    public func authorization(_ naming: TokenNaming, client: Client) throws -> Authorization {
         let fresh = try freshAccess(naming, client: client)
         if fresh.expired, let expiresAt = fresh.expiresAt {
             throw KeychainError.itemNotFound(
@@ -95,7 +105,8 @@ public final class TokenService: Sendable {
         guard let header = secret.utf8String(after: "Bearer ") else {
             throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is not UTF-8 text")
         }
-        return header
+        let freshFor = fresh.freshUntil.map { max(0, Int($0.timeIntervalSince(items.clock()).rounded(.down))) }
+        return Authorization(header: header, freshForSeconds: freshFor)
     }
 
     /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none.
@@ -110,11 +121,13 @@ public final class TokenService: Sendable {
 
     // MARK: - Pieces
 
-    /// The access token item as a fetch answers it, with its expiry.
+    /// The access token item as a fetch answers it, with its expiry and the moment it is due
+    /// for refresh (`expiresAt − refreshBefore`; the expiry itself without a setting).
     private struct Access {
         var item: Item
         var expiresAt: Date?
         var expired: Bool
+        var freshUntil: Date?
     }
 
     /// The access token item, refreshed first when a refresher covers it and it is missing,
@@ -130,11 +143,13 @@ public final class TokenService: Sendable {
             return access(try find(naming, .accessToken, client: client))
         }
         guard let metadata = metadata(of: item), let expiresAt = metadata.expiresAt else {
-            return Access(item: item, expiresAt: nil, expired: false)
+            return Access(item: item, expiresAt: nil, expired: false, freshUntil: nil)
         }
+        let refreshBefore = Double(metadata.refreshBefore ?? 0)
         let left = expiresAt.timeIntervalSince(items.clock())
-        if left > Double(metadata.refreshBefore ?? 0) { return Access(item: item, expiresAt: expiresAt, expired: false) }
-        let stored = Access(item: item, expiresAt: expiresAt, expired: left <= 0)
+        let freshUntil = expiresAt.addingTimeInterval(-refreshBefore)
+        if left > refreshBefore { return Access(item: item, expiresAt: expiresAt, expired: false, freshUntil: freshUntil) }
+        let stored = Access(item: item, expiresAt: expiresAt, expired: left <= 0, freshUntil: freshUntil)
         guard let refresher else { return stored }
         do {
             guard try refresher.refresh(naming, storedGroup: item.accessGroup, client: client) else { return stored }
@@ -145,8 +160,11 @@ public final class TokenService: Sendable {
     }
 
     private func access(_ item: Item) -> Access {
-        let expiresAt = metadata(of: item)?.expiresAt
-        return Access(item: item, expiresAt: expiresAt, expired: expiresAt.map { $0 <= items.clock() } ?? false)
+        let metadata = metadata(of: item)
+        let expiresAt = metadata?.expiresAt
+        return Access(
+            item: item, expiresAt: expiresAt, expired: expiresAt.map { $0 <= items.clock() } ?? false,
+            freshUntil: expiresAt?.addingTimeInterval(-Double(metadata?.refreshBefore ?? 0)))
     }
 
     /// The item, nil when none is stored.

@@ -18,7 +18,12 @@ extension Router {
             .json(TokensAnswer(try tokens.tokens(context.tokenNaming(), client: context.caller)))
         }
         add(.get, "/tokens/{service}/authorization", access: .client, audit: .pathParameters) { context in
-            .json(AuthorizationAnswer(header: try tokens.authorization(context.tokenNaming(), client: context.caller)))
+            let authorization = try tokens.authorization(context.tokenNaming(), client: context.caller)
+            var response = HTTPResponse.json(AuthorizationAnswer(header: authorization.header))
+            if let seconds = authorization.freshForSeconds {
+                response.headers.append((AuthorizationAnswer.freshForHeader, String(seconds)))
+            }
+            return response
         }
         add(.delete, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             .json(StatusAnswer.count(.deleted, try tokens.delete(context.tokenNaming(), client: context.caller)))

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The Authlib token endpoint of `oauth_server.py` (a real OAuth 2.0 authorization server),
 /// started on loopback for one test and stopped by its PID. Run with Debian's python3, which
@@ -71,13 +72,48 @@ final class OAuthServer {
         var authMethods: [String]
         /// Every access token issued, in order.
         var issued: [String]
+        /// The most /token calls ever answered at once.
+        var maxInFlight: Int
     }
 
     func stats() throws -> Stats {
         let answer = try call("GET", "/stats", nil)
         return Stats(
             calls: answer["calls"] as? Int ?? -1, presented: answer["presented"] as? [String] ?? [],
-            authMethods: answer["authMethods"] as? [String] ?? [], issued: answer["issued"] as? [String] ?? [])
+            authMethods: answer["authMethods"] as? [String] ?? [], issued: answer["issued"] as? [String] ?? [],
+            maxInFlight: answer["maxInFlight"] as? Int ?? -1)
+    }
+
+    /// An expiry long past: tokens stored with it are due at once.
+    static let expired = "2020-01-01T00:00:00Z"
+
+    /// Stores a seeded token pair for `service` on `keychaind` (none for `client_credentials`),
+    /// expiring at `expiresAt`, and a refresh setting for it against this server, as its admin.
+    func register(
+        _ service: String, on keychaind: KeychaindProcess, expiresAt: String = OAuthServer.expired,
+        grant: String = "refresh_token", clientAuth: String = "basic", refreshBefore: Int = 60
+    ) throws -> (accessToken: String, refreshToken: String) {
+        let http = keychaind.client()
+        let admin = try keychaind.adminToken()
+        let client = clientAuth == "basic" ? Self.basicClient : Self.postClient
+        let seeded = try seed(clientId: client.id)
+        if grant == "refresh_token" {
+            let put = try http.json(
+                "PUT", "/v1/tokens/\(service)",
+                ["accessToken": seeded.accessToken, "refreshToken": seeded.refreshToken, "expiresAt": expiresAt],
+                token: admin)
+            #expect(put.status == 200)
+        }
+        let setting = try http.json(
+            "PUT", "/v1/tokens/\(service)/refresh",
+            [
+                "tokenEndpoint": tokenEndpoint, "grant": grant, "clientId": client.id, "clientSecret": client.secret,
+                "clientAuth": clientAuth, "refreshBefore": refreshBefore,
+            ], token: admin)
+        #expect(setting.status == 200, "\(setting.text)")
+        #expect(setting.json["clientSecret"] == nil)
+        #expect(!setting.text.contains(client.secret))
+        return seeded
     }
 
     private func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {

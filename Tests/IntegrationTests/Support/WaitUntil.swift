@@ -14,3 +14,14 @@ func waitUntil(timeout: TimeInterval = 20, _ condition: () throws -> Bool) rethr
         usleep(10_000)
     }
 }
+
+/// `waitUntil` for a condition that must be awaited (a call through the async client library).
+@discardableResult
+func waitUntil(timeout: TimeInterval = 20, _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+    while true {
+        if try await condition() { return true }
+        if ContinuousClock.now >= deadline { return false }
+        usleep(10_000)
+    }
+}

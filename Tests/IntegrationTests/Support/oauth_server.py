@@ -18,7 +18,8 @@ The test drives it through a control API (plain JSON, not OAuth):
 - POST /seed {"clientId", "user"}: issues a token pair as if an authorization had happened;
   answers {"access_token", "refresh_token"}.
 - GET /stats: {"calls": /token requests so far, "presented": every refresh token presented, in
-  order, "authMethods": the client authentication method of each call, "issued": access tokens issued}.
+  order, "authMethods": the client authentication method of each call, "issued": access tokens issued,
+  "inFlight": /token requests being answered now, "maxInFlight": the most ever answered at once}.
 """
 import argparse
 import os
@@ -44,7 +45,7 @@ CLIENTS = {
 }
 lock = threading.Lock()
 control = {"mode": "normal", "delay": 0.0, "expiresIn": 3600}
-stats = {"calls": 0, "presented": [], "authMethods": [], "issued": []}
+stats = {"calls": 0, "presented": [], "authMethods": [], "issued": [], "inFlight": 0, "maxInFlight": 0}
 refresh_tokens = {}  # refresh token -> StoredToken
 
 
@@ -146,7 +147,17 @@ server.register_token_generator("default", BearerTokenGenerator(
 def token():
     with lock:
         stats["calls"] += 1
+        stats["inFlight"] += 1
+        stats["maxInFlight"] = max(stats["maxInFlight"], stats["inFlight"])
         mode, delay = control["mode"], control["delay"]
+    try:
+        return answer_token(mode, delay)
+    finally:
+        with lock:
+            stats["inFlight"] -= 1
+
+
+def answer_token(mode, delay):
     if mode == "slow":
         time.sleep(delay)
     elif mode == "error":

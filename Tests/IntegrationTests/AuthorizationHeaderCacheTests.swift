@@ -1,0 +1,117 @@
+import Foundation
+import KeychainClient
+import Testing
+
+/// The client library's optional in-process cache of `getAuthorizationHeader`, against the real
+/// binary: keychaind says in `Keychaind-Fresh-For` how long an answer stays fresh (the body stays
+/// the contract's), and requests are counted by the server itself (`/v1/metrics`).
+@Suite(.serialized)
+final class AuthorizationHeaderCacheTests {
+    let provider: OAuthServer
+    let server: KeychaindProcess
+    let admin: String
+
+    init() throws {
+        provider = try OAuthServer()
+        server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        admin = try server.adminToken()
+    }
+
+    deinit {
+        server.stop()
+        provider.stop()
+    }
+
+    /// `GET /v1/tokens/{service}/authorization` answers keychaind has given, as its metrics count them.
+    func fetchesAnswered() throws -> Int {
+        let metrics = try server.client().send("GET", "/v1/metrics", token: admin)
+        let sample = #"keychaind_http_requests_total{route="/tokens/{service}/authorization",method="GET",status="200"}"#
+        return Int(metrics.sample(sample) ?? 0)
+    }
+
+    func keychain(caching: Bool) throws -> KeychainClient {
+        try KeychainClient(
+            configuration: .init(
+                baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: admin, timeout: 10,
+                cachesAuthorizationHeader: caching))
+    }
+
+    @Test func theAnswerSaysHowLongItStaysFreshInAHeaderAndStaysNoStore() throws {
+        let http = server.client()
+        // With a refresh setting: until expiresAt − refreshBefore.
+        _ = try provider.register(
+            "kept.example.com", on: server, expiresAt: RFC3339Text.format(Date().addingTimeInterval(3600)))
+        let kept = try http.send("GET", "/v1/tokens/kept.example.com/authorization", token: admin)
+        #expect(kept.status == 200)
+        #expect(kept.json.keys.sorted() == ["Authorization"])
+        #expect(kept.headers["cache-control"] == "no-store")
+        let keptFor = try #require(kept.headers["keychaind-fresh-for"].flatMap { Int($0) })
+        #expect((3500...3540).contains(keptFor), "\(keptFor)")
+        // Without one: until expiresAt. With no expiry stored: no header, nobody can tell.
+        let put = try http.json(
+            "PUT", "/v1/tokens/plain.example.com", ["accessToken": "plain", "expiresIn": 600], token: admin)
+        #expect(put.status == 200)
+        let plain = try http.send("GET", "/v1/tokens/plain.example.com/authorization", token: admin)
+        #expect((560...600).contains(plain.headers["keychaind-fresh-for"].flatMap { Int($0) } ?? -1))
+        _ = try http.json("PUT", "/v1/tokens/forever.example.com", ["accessToken": "forever"], token: admin)
+        let forever = try http.send("GET", "/v1/tokens/forever.example.com/authorization", token: admin)
+        #expect(forever.status == 200)
+        #expect(forever.headers["keychaind-fresh-for"] == nil)
+        #expect(forever.headers["cache-control"] == "no-store")
+    }
+
+    @Test func withTheCacheOnCallsWithinTheWindowAskNothingAndTheFirstAfterItAsksAgain() async throws {
+        // Due (and so no longer fresh) 60 s before expiry: a window of about 6 s from now.
+        let dueAt = Date().addingTimeInterval(6)
+        let seeded = try provider.register(
+            "cached.example.com", on: server, expiresAt: RFC3339Text.format(dueAt.addingTimeInterval(60)))
+        let keychain = try keychain(caching: true)
+        let first = try await keychain.getAuthorizationHeader(service: "cached.example.com")
+        #expect(first == ["Authorization": "Bearer \(seeded.accessToken)"])
+        #expect(try fetchesAnswered() == 1)
+        #expect(try await keychain.getAuthorizationHeader(service: "cached.example.com") == first)
+        #expect(try fetchesAnswered() == 1)
+
+        // Called over and over: answered in process until the window ends (the header says
+        // whole seconds, so at most a second before the token is due), then asked again.
+        let askedAgain = await waitUntil(timeout: 30) {
+            _ = try? await keychain.getAuthorizationHeader(service: "cached.example.com")
+            return (try? self.fetchesAnswered()) == 2
+        }
+        #expect(askedAgain)
+        #expect(Date() >= dueAt.addingTimeInterval(-1.5), "asked again \(dueAt.timeIntervalSinceNow) s before the window's end")
+        // Once due, keychaind refreshes, and the new header is kept in turn.
+        let refreshed = await waitUntil(timeout: 30) {
+            (try? await keychain.getAuthorizationHeader(service: "cached.example.com")) != first
+        }
+        #expect(refreshed)
+        let issued = try provider.stats().issued
+        #expect(issued.count == 1)
+        let fetches = try fetchesAnswered()
+        #expect(try await keychain.getAuthorizationHeader(service: "cached.example.com")
+            == ["Authorization": "Bearer \(issued[0])"])
+        #expect(try fetchesAnswered() == fetches)
+
+        // New tokens stored through this client are not hidden behind the kept header.
+        try await keychain.saveTokens(service: "cached.example.com", accessToken: "stored-anew", refreshToken: nil)
+        #expect(try await keychain.getAuthorizationHeader(service: "cached.example.com")
+            == ["Authorization": "Bearer stored-anew"])
+        #expect(try fetchesAnswered() == fetches + 1)
+    }
+
+    @Test func withTheCacheOffOrNoExpiryEveryCallAsks() async throws {
+        _ = try provider.register(
+            "uncached.example.com", on: server, expiresAt: RFC3339Text.format(Date().addingTimeInterval(3600)))
+        let plain = try keychain(caching: false)
+        for _ in 0..<3 { _ = try await plain.getAuthorizationHeader(service: "uncached.example.com") }
+        #expect(try fetchesAnswered() == 3)
+        // The cache on, but no expiry stored: nothing says how long the header stays valid.
+        let caching = try keychain(caching: true)
+        try await caching.saveTokens(service: "forever.example.com", accessToken: "forever", refreshToken: nil)
+        for _ in 0..<3 {
+            #expect(try await caching.getAuthorizationHeader(service: "forever.example.com")
+                == ["Authorization": "Bearer forever"])
+        }
+        #expect(try fetchesAnswered() == 6)
+    }
+}
