@@ -68,6 +68,13 @@ pg_stop() {
     pg_pid=""
 }
 pg_bench_cleanup() {
+    local status=$?
+    if [ "$status" -ne 0 ] && [ -d "$work" ]; then
+        # What the nodes and the last wrk runs said, before $work goes.
+        for log in "$work"/*.log "$work"/wrk-*.out; do
+            [ -f "$log" ] && { echo "pg-bench: the end of $(basename "$log"):" >&2; tail -n 5 "$log" >&2; }
+        done
+    fi
     for pid in "${wrk_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
     bench_cleanup   # the nodes (they hold connections), then $work
     pg_stop
@@ -130,7 +137,8 @@ hz=$(getconf CLK_TCK)
 ticks() { local total=0 pid; for pid in "$@"; do total=$((total + $(awk '{ print $14 + $15 }' "/proc/$pid/stat"))); done; echo "$total"; }
 # The cluster's CPU ticks: the postmaster's own and its reaped children's, and each live child's.
 pg_ticks() {
-    cat /proc/[0-9]*/stat 2>/dev/null | awk -v pm="$pg_pid" '
+    # (processes of the box end between the glob and the read: not an error)
+    { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v pm="$pg_pid" '
         { pid = $1; sub(/^.*\) /, "") }   # now $1 is the state, $2 the parent, $12.. utime stime cutime cstime
         pid == pm { t += $12 + $13 + $14 + $15 }
         $2 == pm { t += $12 + $13 }
@@ -167,9 +175,12 @@ measure() {
         wrk_pids+=($!)
         index=$((index + 1))
     done
-    for pid in "${wrk_pids[@]}"; do wait "$pid"; done
+    for pid in "${wrk_pids[@]}"; do wait "$pid" || true; done   # its output says what went wrong
     wrk_pids=()
     local k_after db_after
+    for name in "${nodes[@]}"; do
+        kill -0 "${node_pid[$name]}" 2>/dev/null || { echo "pg-bench: node $name exited during $arm $job" >&2; exit 1; }
+    done
     k_after=$(ticks "${node_pids[@]}") db_after=$(pg_ticks)
     local ok=0 failed=0 rate=0 node_p50="" worst_p99=0 out total bad secs
     for name in "${nodes[@]}"; do
@@ -224,15 +235,16 @@ for job in "${jobs[@]}"; do
     esac
     for arm in "${arms[@]}"; do
         key="$job|$arm"
-        k=$(median <<<"${k_cpu[$key]}")
+        k=$(printf '%.1f' "$(median <<<"${k_cpu[$key]}")")
         times="1.00" db="—" share="—" nodes="—"
         ceiling=$(awk -v k="$k" 'BEGIN { printf "%.0f", (k > 0 ? 2e6 / k : 0) }')
         if [ "$arm" != sqlite ]; then
             times=$(printf '%.2f' "$(median <<<"${ratio_sqlite[$key]}")")
-            db=$(median <<<"${db_cpu[$key]}")
+            db=$(printf '%.1f' "$(median <<<"${db_cpu[$key]}")")
             share=$(awk -v k="$k" -v d="$db" 'BEGIN { printf "%.0f %%", (k + d > 0 ? 100 * d / (k + d) : 0) }')
             nodes=$(awk -v k="$k" -v d="$db" 'BEGIN { printf "%.1f", (d > 0 ? k / d : 0) }')
         fi
-        echo "| $label | $arm | $(median <<<"${rps[$key]}") ($(range <<<"${rps[$key]}")) | $times | $(median <<<"${p50[$key]}") / $(median <<<"${p99[$key]}") | $k | $db | $share | $ceiling | $nodes | ${non2xx[$key]} |"
+        echo "| $label | $arm | $(printf '%.0f' "$(median <<<"${rps[$key]}")") ($(range <<<"${rps[$key]}")) | $times |" \
+            "$(printf '%.2f / %.1f' "$(median <<<"${p50[$key]}")" "$(median <<<"${p99[$key]}")") | $k | $db | $share | $ceiling | $nodes | ${non2xx[$key]} |"
     done
 done
