@@ -23,22 +23,33 @@ bench_cleanup() {
     rm -rf "$work"
 }
 
-# One release keychaind on a free loopback port, its data in $work/data (after bench_workspace):
-# the binary is $KEYCHAIND when set, else this tree's release build. Sets $port and $server (its
-# PID, stopped on exit) once it answers /v1/health.
-bench_serve_one() {
-    local binary="${KEYCHAIND:-}"
-    if [ -z "$binary" ]; then
-        swift build -c release --product keychaind >/dev/null
-        binary=.build/release/keychaind
+# The release keychaind to measure: $KEYCHAIND when set, else this tree's release build, built
+# here (into $KEYCHAIND_SCRATCH when set, e.g. .build-pgbench-release, else .build). Exports KEYCHAIND.
+bench_build_keychaind() {
+    if [ -z "${KEYCHAIND:-}" ]; then
+        local scratch="${KEYCHAIND_SCRATCH:-.build}"
+        swift build -c release --product keychaind --scratch-path "$scratch" >/dev/null
+        KEYCHAIND="$scratch/release/keychaind"
     fi
+    export KEYCHAIND
+}
+
+# One release keychaind (bench_build_keychaind) on a free loopback port, its data in $work/data
+# (after bench_workspace), or with NAME in $work/NAME (log $work/NAME.log) and with the
+# VAR=VALUE settings given after it in its environment. Sets $port and $server (its PID, stopped
+# on exit) once it answers /v1/health.
+bench_serve_one() {
+    local name="${1:-}" data="$work/data" log="$work/server.log"
+    [ $# -gt 0 ] && shift
+    [ -n "$name" ] && data="$work/$name" log="$work/$name.log"
+    bench_build_keychaind
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    KEYCHAIND_LOG_LEVEL=warning "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/data" \
-        >"$work/server.log" 2>&1 &
+    env KEYCHAIND_LOG_LEVEL=warning "$@" "$KEYCHAIND" serve --listen "127.0.0.1:$port" --data-dir "$data" \
+        >"$log" 2>&1 &
     server=$!
     pids+=("$server")
     until curl -sf "http://127.0.0.1:$port/v1/health" >/dev/null 2>&1; do
-        kill -0 "$server" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+        kill -0 "$server" 2>/dev/null || { cat "$log" >&2; exit 1; }
         sleep 0.01
     done
 }
