@@ -26,10 +26,16 @@ final class AuthorizationHeaderCache: Sendable {
     }
 
     private let entries = Mutex<[Key: Entry]>([:])
+    /// The monotonic clock (a test's own, to step past a window without waiting it out).
+    let now: @Sendable () -> ContinuousClock.Instant
+
+    init(now: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }) {
+        self.now = now
+    }
 
     /// The header kept for `naming` while it is fresh; nil when none is.
     func header(for naming: TokenNaming) -> String? {
-        let now = ContinuousClock.now
+        let now = now()
         return entries.withLock { entries in
             guard let entry = entries[Key(naming)], entry.freshUntil > now else { return nil }
             return entry.header
@@ -41,7 +47,7 @@ final class AuthorizationHeaderCache: Sendable {
     /// fresh are dropped meanwhile.
     func keep(_ header: String, for naming: TokenNaming, freshFor value: String?, askedAt: ContinuousClock.Instant) {
         guard let seconds = AuthorizationAnswer.freshForSeconds(value), seconds > 0 else { return }
-        let now = ContinuousClock.now
+        let now = now()
         entries.withLock { entries in
             entries = entries.filter { $0.value.freshUntil > now }
             entries[Key(naming)] = Entry(header: header, freshUntil: askedAt + .seconds(seconds))

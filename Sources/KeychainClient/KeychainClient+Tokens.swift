@@ -100,7 +100,7 @@ extension KeychainClient {
         let naming = TokenNaming(service: service, user: user, accessGroup: accessGroup)
         if let header = authorizationCache?.header(for: naming) { return ["Authorization": header] }
         let (path, query) = tokenRoute(naming, suffix: "/authorization")
-        let asked = ContinuousClock.now
+        let asked = authorizationCache?.now()
         let answer: (json: JSONValue, headers: HTTPHeaders)
         do {
             answer = try await sendReadingHeaders("GET", path, query: query)
@@ -111,8 +111,10 @@ extension KeychainClient {
             throw error
         }
         let header = try AuthorizationAnswer(decoding: answer.json).header
-        authorizationCache?.keep(
-            header, for: naming, freshFor: answer.headers.first(name: AuthorizationAnswer.freshForHeader), askedAt: asked)
+        if let authorizationCache, let asked {
+            authorizationCache.keep(
+                header, for: naming, freshFor: answer.headers.first(name: AuthorizationAnswer.freshForHeader), askedAt: asked)
+        }
         return ["Authorization": header]
     }
 }

@@ -1,20 +1,51 @@
+import KeychainCore
+
 /// The `group_usage` table on PostgreSQL (as `GroupUsageTable` on SQLite): per access group, the
-/// items it holds and their secrets' bytes, kept by every write transaction.
+/// items it holds and their secrets' bytes, kept by every write transaction, in `shards` rows per
+/// group. A write adds to its connection's shard only, so writes to one group from several
+/// connections and nodes do not queue on one row until each commits; the totals are the sum.
+///
+/// Far from a quota that sum is read without waiting: writes in flight elsewhere are not in it,
+/// which cannot matter while the total stays `margin` below the bound (more writes than that to
+/// one group would have to be in flight at once). Near the bound every write to the group takes
+/// the group's advisory lock until it commits and counts again, so the check is exact there.
 enum PGGroupUsageTable {
+    static let shards = 16
+
+    /// How far below a quota the sum is trusted without the lock.
+    static let margin = (items: Int64(1024), secretBytes: Int64(256 << 20))
+
     /// Adds `items` and `secretBytes` (either may be negative) to `group`'s usage in the caller's
-    /// transaction; returns its new totals. The row stays locked until the transaction ends, so
-    /// the quota check on these totals cannot interleave with another node's write to the group.
-    static func add(items: Int64, secretBytes: Int64, to group: String, on db: PGConnection) throws
+    /// transaction; returns its new totals, exact when they come within `margin` of `quota`.
+    static func add(items: Int64, secretBytes: Int64, to group: String, quota: GroupQuota, on db: PGConnection) throws
         -> (items: Int64, secretBytes: Int64)
     {
+        // The CTE's insert is not seen by the outer query's snapshot: the other shards' sum is
+        // added to the row it returns.
         let rows = try db.execute(
             """
-            INSERT INTO group_usage AS u (access_group, items, secret_bytes) VALUES ($1, $2, $3)
-            ON CONFLICT (access_group) DO UPDATE
-            SET items = u.items + excluded.items, secret_bytes = u.secret_bytes + excluded.secret_bytes
-            RETURNING items, secret_bytes
+            WITH own AS (
+                INSERT INTO group_usage AS u (access_group, shard, items, secret_bytes)
+                VALUES ($1, pg_backend_pid() % \(shards), $2, $3)
+                ON CONFLICT (access_group, shard) DO UPDATE
+                SET items = u.items + excluded.items, secret_bytes = u.secret_bytes + excluded.secret_bytes
+                RETURNING shard, items, secret_bytes
+            )
+            SELECT own.items + coalesce(sum(g.items), 0), own.secret_bytes + coalesce(sum(g.secret_bytes), 0)
+            FROM own LEFT JOIN group_usage g ON g.access_group = $1 AND g.shard <> own.shard
+            GROUP BY own.items, own.secret_bytes
             """,
             [.text(group), .int8(items), .int8(secretBytes)])
-        return rows.count == 1 ? (rows.int64(0, 0), rows.int64(0, 1)) : (0, 0)
+        let totals: (items: Int64, secretBytes: Int64) = rows.count == 1 ? (rows.int64(0, 0), rows.int64(0, 1)) : (0, 0)
+        let growing = items > 0 || secretBytes > 0
+        let near =
+            quota.items.map { totals.items > Int64($0) - margin.items } == true
+            || quota.secretBytes.map { totals.secretBytes > Int64($0) - margin.secretBytes } == true
+        guard growing, near else { return totals }
+        try db.execute("SELECT pg_advisory_xact_lock(hashtext('keychaind:quota'), hashtext($1))", [.text(group)])
+        let recount = try db.execute(
+            "SELECT coalesce(sum(items), 0), coalesce(sum(secret_bytes), 0) FROM group_usage WHERE access_group = $1",
+            [.text(group)])
+        return (recount.int64(0, 0), recount.int64(0, 1))
     }
 }

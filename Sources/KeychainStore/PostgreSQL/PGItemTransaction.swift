@@ -71,7 +71,9 @@ final class PGItemTransaction: ItemOperations {
     /// Writes the usage changes and checks them against `quota`, as the last operation before commit.
     func settleUsage(quota: GroupQuota) throws {
         try run {
-            try usage.settle(quota: quota) { try PGGroupUsageTable.add(items: $1, secretBytes: $2, to: $0, on: db) }
+            try usage.settle(quota: quota) {
+                try PGGroupUsageTable.add(items: $1, secretBytes: $2, to: $0, quota: quota, on: db)
+            }
         }
     }
 

@@ -7,6 +7,7 @@ enum PGMigrations {
     static let all: [(version: Int64, script: String)] = [
         (1, PGSchema.version1()),
         (2, PGSchema.version2()),
+        (3, PGSchema.version3()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -141,4 +141,15 @@ enum PGSchema {
         INSERT INTO cluster_state (id) VALUES (1);
         """
     }
+
+    /// Migration 3: `group_usage` in shards, a row per group and connection shard
+    /// (`pg_backend_pid() % PGGroupUsageTable.shards`), so that writes to one group from several
+    /// connections and nodes do not queue on one row until each commits.
+    static func version3() -> String {
+        """
+        ALTER TABLE group_usage DROP CONSTRAINT group_usage_pkey;
+        ALTER TABLE group_usage ADD COLUMN shard integer NOT NULL DEFAULT 0;
+        ALTER TABLE group_usage ADD PRIMARY KEY (access_group, shard);
+        """
+    }
 }
