@@ -33,8 +33,9 @@ struct PGItemFilter {
                     + "lower($\(values.count) COLLATE \"und-x-icu\")"
             } else {
                 clause += " AND \(PGSchema.effective(attribute)) = $\(values.count)"
-                // The lookup index holds digests: compare them too, so that the planner uses it.
-                if lookup.contains(attribute) {
+                // The lookup index holds digests of strings and data: compare them too, so that the
+                // planner uses it (a number is indexed as it is, compared once above).
+                if lookup.contains(attribute), PGSchema.indexed(attribute) != PGSchema.effective(attribute) {
                     clause += " AND \(PGSchema.indexed(attribute)) = \(PGSchema.indexed(attribute, parameter: "$\(values.count)"))"
                 }
             }
