@@ -50,8 +50,21 @@ final class PGConnection {
 
     deinit { PQfinish(handle) }
 
-    /// Whether the connection is still up (false after the server went away).
-    var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+    /// Whether the connection is still up (false after the server went away). libpq learns that
+    /// an idle connection was closed (PostgreSQL restarted) only when it reads from it, so what
+    /// the server sent meanwhile (its FATAL message, then the end of the stream, each read
+    /// apart) is read first: without that, the next statement on the connection would fail and
+    /// its request answer errSecIO with the database back.
+    var isConnected: Bool {
+        for _ in 0..<4 {
+            guard PQstatus(handle) == CONNECTION_OK else { return false }
+            var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+            guard descriptor.fd >= 0 else { return false }
+            guard poll(&descriptor, 1, 0) > 0 else { return true }
+            guard PQconsumeInput(handle) == 1 else { return false }
+        }
+        return PQstatus(handle) == CONNECTION_OK
+    }
 
     /// Runs one statement with `values` as `$1…$n` and returns its rows (none for a command).
     @discardableResult
