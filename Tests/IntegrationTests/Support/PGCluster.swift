@@ -71,6 +71,15 @@ final class PGCluster: @unchecked Sendable {
 
     var adminToken: String { (try? nodes[0].adminToken()) ?? "" }
 
+    /// A new client made through node `index` with the first node's admin token; its token.
+    func newClientToken(_ name: String, groups: [String], on index: Int = 0) throws -> String {
+        let answer = try client(index).json("POST", "/v1/admin/clients", ["name": name, "accessGroups": groups], token: adminToken)
+        guard answer.status == 201, let token = answer.json["token"] as? String else {
+            throw ProcessFailure(description: "cannot create client \(name) on node \(index): \(answer.status) \(answer.text)")
+        }
+        return token
+    }
+
     func node(_ index: Int) -> KeychaindProcess { nodes[index] }
     func client(_ index: Int) -> HTTPTestClient { nodes[index].client() }
 
