@@ -84,52 +84,63 @@ final class ClusterTests {
     /// cached lookups dropped; so is a token replaced on one node; a client made on one works
     /// on every node at once.
     @Test func revokedClientIsRefusedByEveryNodeWithinOneSecond() throws {
-        let cluster = try PGCluster(postgres: try ThrowawayPostgres.shared(), nodes: 3)
+        // Refusals are asked for many times over: no 429 for this address after 60 of them.
+        let cluster = try PGCluster(
+            postgres: try ThrowawayPostgres.shared(), nodes: 3, environment: ["KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE": "0"])
         defer { cluster.stopAll() }
         let admin = cluster.adminToken
         var slowest = 0.0
+        // Each request thread of a node keeps its own cache of clients: enough requests in a row
+        // that every thread (4 on two cores) answers at least one.
+        let inARow = 16
+        func statuses(_ index: Int, _ token: String, _ service: String) -> [Int] {
+            (0..<inARow).map { _ in
+                (try? cluster.client(index).send("GET", "/v1/items/genericPassword?service=\(service)", token: token).status) ?? 0
+            }
+        }
+        /// Waits (bounded by one second from `since`) until node `index` refuses `token` on every thread.
+        func refusedEverywhere(_ index: Int, _ token: String, _ service: String, since: ContinuousClock.Instant) -> Bool {
+            var last: [Int] = []
+            let refused = waitUntil(timeout: Self.followBound) {
+                last = statuses(index, token, service)
+                return last.allSatisfy { $0 == 401 }
+            }
+            let took = secondsSince(since)
+            slowest = max(slowest, took)
+            #expect(refused && took <= Self.followBound + 0.2, "node \(index) after \(took) s: \(last)")
+            return refused
+        }
 
         for (maker, revoker) in [(0, 1), (2, 0)] {
             let name = "svc\(maker)"
             let token = try cluster.newClientToken(name, groups: [name], on: maker)
-            // Works everywhere at once, and every node has it in its cache.
+            // Works everywhere at once, and every thread of every node has it in its cache.
             for index in 0..<3 {
                 #expect(try cluster.client(index).add(service: "s", account: "n\(index)", value: "x", token: token) == 201)
                 #expect(try cluster.client((index + 1) % 3).value(service: "s", account: "n\(index)", token: token) == "x")
+                #expect(statuses(index, token, "s").allSatisfy { $0 == 200 })
             }
             let revoke = try cluster.client(revoker).send("DELETE", "/v1/admin/clients/\(name)", token: admin)
             #expect(revoke.status == 200, "\(revoke.text)")
             let revoked = ContinuousClock.now
-            for index in 0..<3 {
-                let refused = waitUntil(timeout: Self.followBound) {
-                    (try? cluster.client(index).send("GET", "/v1/items/genericPassword?service=s", token: token).status) == 401
-                }
-                let took = secondsSince(revoked)
-                #expect(refused, "node \(index) still accepts a client revoked on node \(revoker) after \(took) s")
-                slowest = max(slowest, took)
-            }
-            // And stays refused (no cached lookup comes back).
-            for index in 0..<3 {
-                #expect(try cluster.client(index).send("GET", "/v1/items/genericPassword?service=s", token: token).status == 401)
-            }
+            for index in 0..<3 { _ = refusedEverywhere(index, token, "s", since: revoked) }
         }
 
         // A new token for a client, issued on one node: the old one refused everywhere within a
         // second, the new one accepted everywhere at once.
         let old = try cluster.newClientToken("reissued", groups: ["r"], on: 1)
-        for index in 0..<3 { #expect(try cluster.client(index).add(service: "r", account: "\(index)", value: "x", token: old) == 201) }
+        for index in 0..<3 {
+            #expect(try cluster.client(index).add(service: "r", account: "\(index)", value: "x", token: old) == 201)
+            #expect(statuses(index, old, "r").allSatisfy { $0 == 200 })
+        }
         let reissue = try cluster.client(2).send("POST", "/v1/admin/clients/reissued/token", token: admin)
         let issued = ContinuousClock.now
         let new = try #require(reissue.json["token"] as? String, "\(reissue.status) \(reissue.text)")
         for index in 0..<3 {
             #expect(try cluster.client(index).value(service: "r", account: "\(index)", token: new) == "x")
-            let refused = waitUntil(timeout: Self.followBound) {
-                (try? cluster.client(index).send("GET", "/v1/items/genericPassword?service=r", token: old).status) == 401
-            }
-            #expect(refused, "node \(index) still accepts a replaced token")
-            slowest = max(slowest, secondsSince(issued))
+            _ = refusedEverywhere(index, old, "r", since: issued)
         }
-        clusterReport("revocation reached every node within \(String(format: "%.3f", slowest)) s")
+        clusterReport("revocation reached every thread of every node within \(String(format: "%.3f", slowest)) s")
     }
 
     /// Lock on one node: every node's health answers 503 `"locked":true` within one second and
