@@ -193,6 +193,65 @@ final class ClusterFaultTests {
         }
     }
 
+    /// PostgreSQL frozen (its processes stopped with SIGSTOP: the kernel still acknowledges
+    /// what is sent, so no TCP timeout fires and the server's statement_timeout does not run):
+    /// requests and health answer 503 within the configured timeouts all the same, and once it
+    /// runs again (SIGCONT) the node serves every request by itself.
+    @Test func frozenPostgresAnswersWithinTheConfiguredTimeoutsAndRecovers() throws {
+        let postgres = try ThrowawayPostgres.standalone()
+        defer { postgres.stop() }
+        let timeouts = (connect: 1.0, statement: 2.0)
+        // libpq waits 2 s at least to connect, whatever connect_timeout says.
+        let bound = max(2, timeouts.connect) + timeouts.statement
+        let cluster = try PGCluster(
+            postgres: postgres, nodes: 1,
+            environment: [
+                "KEYCHAIND_STORAGE_POSTGRESQL_CONNECT_TIMEOUT_SECONDS": "\(Int(timeouts.connect))",
+                "KEYCHAIND_STORAGE_POSTGRESQL_STATEMENT_TIMEOUT_SECONDS": "\(Int(timeouts.statement))",
+            ])
+        defer { cluster.stopAll() }
+        let http = cluster.client(0)
+        let token = try cluster.newClientToken("frozen", groups: ["frozen"])
+        for index in 0..<16 { #expect(try http.add(service: "f", account: "a\(index)", value: "v", token: token) == 201) }
+        let pids = postgres.serverPIDs
+        #expect(pids.count > 1, "the server's processes: \(pids)")
+        for pid in pids { kill(pid, SIGSTOP) }
+        var resumed = false
+        defer { if !resumed { for pid in pids { kill(pid, SIGCONT) } } }
+        let frozen = ContinuousClock.now
+
+        var health: (status: Int, json: [String: Any]) = (0, [:])
+        #expect(waitUntil(timeout: bound + 1.5) {
+            health = http.health()
+            return health.status == 503 && health.json["status"] as? String == "unavailable"
+        }, "health with PostgreSQL frozen: \(health)")
+        let toUnavailable = secondsSince(frozen)
+        // Requests, one after another: each waits on its thread's connection or on connecting.
+        var slowest = 0.0
+        for index in 0..<2 {
+            let start = ContinuousClock.now
+            let answer = try? http.json(
+                "POST", "/v1/items/genericPassword", ["service": "f", "account": "frozen\(index)", "value": "v"], token: token)
+            let took = secondsSince(start)
+            slowest = max(slowest, took)
+            #expect(answer?.status == 503 && answer?.json["error"] as? String == "errSecIO", "\(answer?.text ?? "no answer")")
+            #expect(took <= bound + 0.5, "a request took \(took) s with PostgreSQL frozen")
+        }
+        #expect(cluster.node(0).process.isRunning)
+
+        for pid in pids { kill(pid, SIGCONT) }
+        resumed = true
+        let thawed = ContinuousClock.now
+        #expect(waitUntil(timeout: 15) { http.health().status == 200 }, "health did not recover")
+        let toRecovered = secondsSince(thawed)
+        var answers: [Int] = []
+        for index in 0..<16 { answers.append(try http.add(service: "f", account: "after\(index)", value: "v", token: token)) }
+        #expect(answers.allSatisfy { $0 == 201 }, "answers after PostgreSQL ran again: \(answers)")
+        clusterReport(
+            "PostgreSQL frozen: requests answered 503 errSecIO within \(String(format: "%.2f", slowest)) s, health 503 after "
+                + "\(String(format: "%.2f", toUnavailable)) s, 200 again \(String(format: "%.2f", toRecovered)) s after SIGCONT")
+    }
+
     /// The number of threads of process `pid` (/proc/<pid>/status), -1 when unknown.
     static func threadCount(_ pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

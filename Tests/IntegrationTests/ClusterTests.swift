@@ -16,7 +16,7 @@ final class ClusterTests {
     @Test func threeNodesReadEachOthersWritesAtOnce() throws {
         let postgres = try ThrowawayPostgres.shared()
         let database = try PGCluster.newDatabase(on: postgres)
-        let environment = PGCluster.environment(url: postgres.url(database: database))
+        let environment = PGCluster.environment(url: PGCluster.url(postgres, database: database))
         let first = KeychaindProcess.temporaryDirectory().appendingPathComponent("node0")
 
         let initialise = try KeychaindProcess(
@@ -279,7 +279,7 @@ final class ClusterTests {
         let dataDir = KeychaindProcess.temporaryDirectory().appendingPathComponent("restored")
         try PGCluster.copyMasterKey(from: cluster.dataDirs[0], to: dataDir)
         let node = try KeychaindProcess(
-            dataDir: dataDir, environment: PGCluster.environment(url: postgres.url(database: restored)))
+            dataDir: dataDir, environment: PGCluster.environment(url: PGCluster.url(postgres, database: restored)))
         defer { node.stop() }
         #expect(node.client().health().status == 200)
         #expect(!FileManager.default.fileExists(atPath: dataDir.appendingPathComponent("admin.token").path), "it initialised")

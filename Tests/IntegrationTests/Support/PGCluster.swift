@@ -25,7 +25,7 @@ final class PGCluster: @unchecked Sendable {
         } else {
             self.database = try Self.newDatabase(on: postgres)
         }
-        environment = Self.environment(url: postgres.url(database: self.database), extra: extra)
+        environment = Self.environment(url: Self.url(postgres, database: self.database), extra: extra)
         dataDirs = (0..<count).map { index in
             index == 0 && firstDataDir != nil
                 ? firstDataDir! : KeychaindProcess.temporaryDirectory().appendingPathComponent("node\(index)")
@@ -40,6 +40,12 @@ final class PGCluster: @unchecked Sendable {
             stopAll()
             throw error
         }
+    }
+
+    /// A connection string for `database` that sets no timeout, so that the nodes' own
+    /// `storage.postgresql.*Timeout*` settings apply (the string's keywords would win).
+    static func url(_ postgres: ThrowawayPostgres, database: String) -> String {
+        "host=127.0.0.1 port=\(postgres.port) user=\(postgres.user) dbname=\(database)"
     }
 
     /// The environment of a node on `url` (`storage.*` through KEYCHAIND_ variables).
