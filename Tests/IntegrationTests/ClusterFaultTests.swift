@@ -201,8 +201,9 @@ final class ClusterFaultTests {
         let postgres = try ThrowawayPostgres.standalone()
         defer { postgres.stop() }
         let timeouts = (connect: 1.0, statement: 2.0)
-        // libpq waits 2 s at least to connect, whatever connect_timeout says.
-        let bound = max(2, timeouts.connect) + timeouts.statement
+        // Connecting (libpq waits 2 s at least, whatever connect_timeout says) and one statement's
+        // answer (the statement timeout and half a second) at most.
+        let bound = max(2, timeouts.connect) + timeouts.statement + 0.5
         let cluster = try PGCluster(
             postgres: postgres, nodes: 1,
             environment: [
