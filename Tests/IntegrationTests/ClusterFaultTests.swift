@@ -3,9 +3,9 @@ import KeychainTestSupport
 import Testing
 
 /// Issue 31, faults of a cluster on PostgreSQL: a node killed with `kill -9` under write load,
-/// and PostgreSQL itself restarted under write load. Writes go through `RetryingWriteLoad`
-/// (clients that send a write again to another node when theirs does not answer); afterwards
-/// every acknowledged write is there.
+/// PostgreSQL itself restarted under write load (a cluster of the test's own), restarted under
+/// an idle node, and frozen. Writes go through `RetryingWriteLoad` (clients that send a write
+/// again to another node when theirs does not answer); afterwards every acknowledged write is there.
 @Suite(.serialized)
 final class ClusterFaultTests {
     /// 20 rounds: writers on three nodes, one node killed with SIGKILL at a random moment, the
