@@ -168,6 +168,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "keychaind", "KeychainAPI", "KeychainClient", "KeychainRefresh", "KeychainCore",
+                // The cluster tests' PostgreSQL (ThrowawayPostgres).
+                "KeychainTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // A client test calls from a NIO event loop thread.
                 .product(name: "NIOCore", package: "swift-nio"),

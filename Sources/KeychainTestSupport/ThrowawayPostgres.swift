@@ -36,6 +36,12 @@ public final class ThrowawayPostgres: Sendable {
         if case .success(let cluster) = started.withLock({ $0 }) { cluster.stop() }
     }
 
+    /// A cluster of the caller's own, not shared: for tests that stop and start the server
+    /// (`stopServer`, `startServer`). The caller ends it with `stop()`.
+    public static func standalone() throws -> ThrowawayPostgres {
+        try ThrowawayPostgres()
+    }
+
     /// A libpq connection string to `database` over TCP on loopback.
     public func url(database: String = "postgres") -> String {
         "host=127.0.0.1 port=\(port) user=\(user) dbname=\(database) connect_timeout=5"
@@ -85,6 +91,45 @@ public final class ThrowawayPostgres: Sendable {
     public func stop() {
         try? run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"], asPostgres: runsAsRoot)
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// `pg_ctl stop` with shutdown `mode` (`fast`: sessions ended, a clean shutdown;
+    /// `immediate`: a crash, recovered from the WAL on the next start), waiting for it; the
+    /// data stay for `startServer`.
+    public func stopServer(mode: String = "fast") throws {
+        try run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-m", mode, "-w", "stop"], asPostgres: runsAsRoot)
+    }
+
+    /// Starts the server again over the same data on the same port, waiting until it accepts connections.
+    public func startServer() throws {
+        try run(
+            binDirectory + "/pg_ctl",
+            [
+                "-D", directory + "/data", "-l", directory + "/log", "-w", "-o",
+                "-c listen_addresses=127.0.0.1 -p \(port) -c unix_socket_directories=\(directory)", "start",
+            ],
+            asPostgres: runsAsRoot)
+    }
+
+    /// The PIDs of the server's processes (the postmaster first, then its children), from
+    /// `postmaster.pid` and /proc; empty when it is not running.
+    public var serverPIDs: [Int32] {
+        guard let text = try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8),
+            let first = text.split(separator: "\n").first, let postmaster = Int32(first)
+        else { return [] }
+        let children = (try? String(contentsOfFile: "/proc/\(postmaster)/task/\(postmaster)/children", encoding: .utf8)) ?? ""
+        return [postmaster] + children.split(separator: " ").compactMap { Int32($0) }
+    }
+
+    /// Makes an empty database `name`.
+    public func createDatabase(_ name: String) throws {
+        try run(binDirectory + "/createdb", ["-h", "127.0.0.1", "-p", "\(port)", "-U", user, name], asPostgres: false)
+    }
+
+    /// Runs one of PostgreSQL's client programs (`pg_dump`, `pg_restore`, `psql`) against this
+    /// server, `-h`, `-p` and `-U` given first; throws with its output when it fails.
+    public func runClient(_ program: String, _ arguments: [String]) throws {
+        try run(binDirectory + "/" + program, ["-h", "127.0.0.1", "-p", "\(port)", "-U", user] + arguments, asPostgres: false)
     }
 
     private func run(_ program: String, _ arguments: [String], asPostgres: Bool) throws(ThrowawayPostgresError) {

@@ -33,7 +33,14 @@ public struct PGSettings: Sendable {
         ]
     }
 
-    func connect() throws -> PGConnection { try PGConnection(url: url, defaults: defaults, statistics: statistics) }
+    /// A new connection, counted in `statistics`; the answer to a statement is waited for at most
+    /// the statement timeout and half a second (the server's own `statement_timeout` answers first
+    /// when it runs).
+    func connect() throws -> PGConnection {
+        try PGConnection(
+            url: url, defaults: defaults, statistics: statistics,
+            answerTimeoutMilliseconds: max(1, statementTimeoutSeconds) * 1000 + 500)
+    }
 }
 
 /// One connection, made on first use and made again after the server dropped it, so that a
