@@ -21,7 +21,7 @@ enum PGGroupUsageTable {
         -> (items: Int64, secretBytes: Int64)
     {
         // The CTE's insert is not seen by the outer query's snapshot: the other shards' sum is
-        // added to the row it returns.
+        // added to the row it returns. `sum(bigint)` is numeric: cast back, as rows are read binary.
         let rows = try db.execute(
             """
             WITH own AS (
@@ -31,7 +31,7 @@ enum PGGroupUsageTable {
                 SET items = u.items + excluded.items, secret_bytes = u.secret_bytes + excluded.secret_bytes
                 RETURNING shard, items, secret_bytes
             )
-            SELECT own.items + coalesce(sum(g.items), 0), own.secret_bytes + coalesce(sum(g.secret_bytes), 0)
+            SELECT (own.items + coalesce(sum(g.items), 0))::bigint, (own.secret_bytes + coalesce(sum(g.secret_bytes), 0))::bigint
             FROM own LEFT JOIN group_usage g ON g.access_group = $1 AND g.shard <> own.shard
             GROUP BY own.items, own.secret_bytes
             """,
@@ -44,7 +44,7 @@ enum PGGroupUsageTable {
         guard growing, near else { return totals }
         try db.execute("SELECT pg_advisory_xact_lock(hashtext('keychaind:quota'), hashtext($1))", [.text(group)])
         let recount = try db.execute(
-            "SELECT coalesce(sum(items), 0), coalesce(sum(secret_bytes), 0) FROM group_usage WHERE access_group = $1",
+            "SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(secret_bytes), 0)::bigint FROM group_usage WHERE access_group = $1",
             [.text(group)])
         return (recount.int64(0, 0), recount.int64(0, 1))
     }

@@ -34,6 +34,8 @@ final class PGRows {
     /// An `int8`, `int4` or `int2` field (binary: big-endian, of the type's width).
     func int64(_ row: Int, _ column: Int) -> Int64 {
         let length = Int(PQgetlength(result, Int32(row), Int32(column)))
+        // A `numeric` (what `sum(bigint)` gives) is longer and would read as garbage: cast it.
+        assert(length <= 8, "column \(column) is not an integer (\(length) bytes); cast it to bigint")
         guard let value = PQgetvalue(result, Int32(row), Int32(column)) else { return 0 }
         var accumulated: Int64 = 0
         value.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in

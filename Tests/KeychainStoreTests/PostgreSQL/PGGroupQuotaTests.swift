@@ -23,11 +23,11 @@ struct PGGroupQuotaTests {
     func usage(_ group: String, _ database: PGTestDatabase) throws -> (kept: [Int64], counted: [Int64]) {
         let db = try database.connect()
         let kept = try db.execute(
-            "SELECT coalesce(sum(items), 0), coalesce(sum(secret_bytes), 0) FROM group_usage WHERE access_group = $1",
+            "SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(secret_bytes), 0)::bigint FROM group_usage WHERE access_group = $1",
             [.text(group)])
         let counted = try db.execute(
             """
-            SELECT count(*), coalesce(sum(coalesce(octet_length(secret) - \(SealedBox.overhead), 0)), 0)
+            SELECT count(*), coalesce(sum(coalesce(octet_length(secret) - \(SealedBox.overhead), 0)), 0)::bigint
             FROM items WHERE "accessGroup" = $1
             """, [.text(group)])
         return ([kept.int64(0, 0), kept.int64(0, 1)], [counted.int64(0, 0), counted.int64(0, 1)])
