@@ -5,14 +5,11 @@ import Testing
 /// loopback port read from its log, stopped (SIGTERM) by `stop()` (SIGKILL on deinit if still
 /// running); its directory is removed with the test run's scratch root at exit.
 final class KeychaindProcess: @unchecked Sendable {
-    // @unchecked: the mutable log buffer is only touched under `lock`.
     let process = Process()
     let dataDir: URL
     private(set) var port: UInt16 = 0
-    private let lock = NSLock()
-    private var logText = ""
-    /// The process's stdout and stderr.
-    private let output = Pipe()
+    /// The process's stdout and stderr as read so far.
+    private let output = OutputReader()
 
     /// The keychaind executable built next to this test bundle.
     static var executable: URL {
@@ -55,24 +52,14 @@ final class KeychaindProcess: @unchecked Sendable {
         env["KEYCHAIND_LOG_LEVEL"] = env["KEYCHAIND_LOG_LEVEL"] ?? "info"
         for (key, value) in environment { env[key] = value }
         process.environment = env
-        process.standardError = output
-        process.standardOutput = output
-        output.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            guard let self else {
-                handle.readabilityHandler = nil
-                return
-            }
-            // Read and append under the lock, so that `outputDrained` sees no bytes on their way.
-            self.lock.withLock {
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil } else { self.logText += String(decoding: data, as: UTF8.self) }
-            }
-        }
+        process.standardError = output.pipe
+        process.standardOutput = output.pipe
         try process.run()
+        output.start()
         if waitForListening { try waitForPort() }
     }
 
-    var log: String { lock.withLock { logText } }
+    var log: String { output.text }
 
     /// Whether the log shows `text` within `timeout` seconds: the server writes a line before it
     /// answers, but the pipe is read by another thread of this process, which may lag behind.
@@ -107,15 +94,7 @@ final class KeychaindProcess: @unchecked Sendable {
 
     /// After the process's exit, until every byte it wrote is in the log. Not the pipe's end:
     /// a child that another test spawns meanwhile may inherit the pipe's write end and keep it open.
-    private func waitForOutputEnd() { waitUntil(timeout: 5) { outputDrained } }
-
-    /// Nothing the process wrote is left unread in the pipe or on its way into the log.
-    private var outputDrained: Bool {
-        lock.withLock {
-            var unread: Int32 = 0
-            return ioctl(output.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &unread) == 0 && unread == 0
-        }
-    }
+    private func waitForOutputEnd() { waitUntil(timeout: 5) { output.drained } }
 
     func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
@@ -142,6 +121,51 @@ final class KeychaindProcess: @unchecked Sendable {
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
+        }
+    }
+}
+
+/// Reads a child's output pipe on a thread of its own until its end, with plain `poll` and `read`
+/// (a `FileHandle.readabilityHandler` is a dispatch source: one not yet cancelled when its pipe
+/// closed and the descriptor was reused by the next test's pipe crashed the test process). The
+/// thread keeps the pipe until its end, so the descriptor outlives every read of it.
+final class OutputReader: @unchecked Sendable {
+    // @unchecked: `buffer` is only touched under `lock`.
+    let pipe = Pipe()
+    private let lock = NSLock()
+    private var buffer = ""
+
+    var text: String { lock.withLock { buffer } }
+
+    /// Starts reading; call once the child holds the write end (after `Process.run`).
+    func start() {
+        let (pipe, lock) = (pipe, lock)
+        try? pipe.fileHandleForWriting.close()
+        let thread = Thread { [self] in
+            let descriptor = pipe.fileHandleForReading.fileDescriptor
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&ready, 1, -1) >= 0 || errno == EINTR else { return }
+                // Read under the lock: `drained` then never misses bytes taken from the pipe but
+                // not yet in the text.
+                let count = lock.withLock {
+                    let count = read(descriptor, &chunk, chunk.count)
+                    if count > 0 { buffer += String(decoding: chunk[0..<count], as: UTF8.self) }
+                    return count
+                }
+                if count == 0 || (count < 0 && errno != EINTR && errno != EAGAIN) { return }
+            }
+        }
+        thread.name = "keychaind-output"
+        thread.start()
+    }
+
+    /// Nothing the process wrote is left unread in the pipe.
+    var drained: Bool {
+        lock.withLock {
+            var unread: Int32 = 0
+            return ioctl(pipe.fileHandleForReading.fileDescriptor, UInt(FIONREAD), &unread) == 0 && unread == 0
         }
     }
 }
