@@ -74,6 +74,7 @@ extension Components.Responses.Locked.Body.JsonPayload {
         switch self {
         case .Error_errSecInteractionNotAllowed(let error): error
         case .Error_errSecNotAvailable(let error): error
+        case .Error_errSecIO(let error): error
         }
     }
 }
