@@ -54,21 +54,27 @@ final class TestConnection {
     private var buffer = Data()
 
     /// `source`: another loopback address (127.0.0.0/8) to connect from.
+    ///
+    /// The socket becomes `descriptor` only once connected: an initializer that throws after
+    /// every property is set still runs `deinit`, whose `close` would then close the number a
+    /// second time, by then perhaps another thread's new socket (a refused connect under load sent
+    /// one request's body down another's connection).
     init(port: UInt16, timeoutSeconds: Int = 10, source: String? = nil) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw ProcessFailure(description: "socket() failed") }
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw ProcessFailure(description: "socket() failed") }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if let source {
-            guard Self.withIPv4(source, port: 0, { bind(descriptor, $0, $1) }) == 0 else {
-                close(descriptor)
+            guard Self.withIPv4(source, port: 0, { bind(socket, $0, $1) }) == 0 else {
+                close(socket)
                 throw ProcessFailure(description: "cannot bind to \(source)")
             }
         }
-        guard Self.withIPv4("127.0.0.1", port: port, { connect(descriptor, $0, $1) }) == 0 else {
-            close(descriptor)
+        guard Self.withIPv4("127.0.0.1", port: port, { connect(socket, $0, $1) }) == 0 else {
+            close(socket)
             throw ProcessFailure(description: "cannot connect to 127.0.0.1:\(port)")
         }
+        descriptor = socket
     }
 
     /// Calls `body` (`bind`, `connect`) with the IPv4 socket address of `address`:`port`.
