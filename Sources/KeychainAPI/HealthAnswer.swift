@@ -1,4 +1,4 @@
-import KeychainCore
+public import KeychainCore
 
 /// `GET /health`: `{"status":"ok","locked":false,"version":"…"}`, `"locked"` while locked. On
 /// PostgreSQL it also says which backend and whether the database answered its last check
@@ -6,20 +6,9 @@ import KeychainCore
 public struct HealthAnswer: JSONAnswer {
     public var locked: Bool
     /// Absent on SQLite, whose answer stays as it always was.
-    public var storage: Storage?
+    public var storage: StorageHealth?
 
-    /// The storage part of health.
-    public struct Storage: Sendable, Equatable {
-        public var backend: String
-        public var reachable: Bool
-
-        public init(backend: String, reachable: Bool) {
-            self.backend = backend
-            self.reachable = reachable
-        }
-    }
-
-    public init(locked: Bool, storage: Storage? = nil) {
+    public init(locked: Bool, storage: StorageHealth? = nil) {
         self.locked = locked
         self.storage = storage
     }
@@ -35,7 +24,7 @@ public struct HealthAnswer: JSONAnswer {
             if let storage {
                 answer.key("storage")
                 answer.object { object in
-                    object.member("backend", storage.backend)
+                    object.member("backend", storage.backend.rawValue)
                     object.member("reachable", storage.reachable)
                 }
             }

@@ -22,15 +22,3 @@ public protocol ServedVault: VaultAdministration {
     /// Stops background work and closes every connection; idempotent.
     func close()
 }
-
-/// The storage part of health.
-public struct StorageHealth: Sendable, Equatable {
-    public enum Backend: String, Sendable {
-        case sqlite
-        case postgresql
-    }
-
-    public var backend: Backend
-    /// Whether the database answered its last check (always true for SQLite's file).
-    public var reachable: Bool
-}

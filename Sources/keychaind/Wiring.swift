@@ -42,12 +42,9 @@ enum Wiring {
     }
 
     /// Health's storage part: on PostgreSQL, whether the database answers; nothing on SQLite.
-    private static func healthOfStorage(_ vault: any ServedVault) -> (@Sendable () -> HealthAnswer.Storage)? {
+    private static func healthOfStorage(_ vault: any ServedVault) -> (@Sendable () -> StorageHealth)? {
         guard vault.storage.backend != .sqlite else { return nil }
-        return {
-            let storage = vault.storage
-            return HealthAnswer.Storage(backend: storage.backend.rawValue, reachable: storage.reachable)
-        }
+        return { vault.storage }
     }
 
     /// How this node reaches PostgreSQL (`storage.postgresql.*`).

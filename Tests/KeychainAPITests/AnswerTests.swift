@@ -25,10 +25,10 @@ struct AnswerTests {
         let version = KeychaindVersion.current
         #expect(Self.text(HealthAnswer(locked: false)) == #"{"status":"ok","locked":false,"version":"\#(version)"}"#)
         #expect(HealthAnswer(locked: false).isServing)
-        let unreachable = HealthAnswer(locked: false, storage: .init(backend: "postgresql", reachable: false))
+        let unreachable = HealthAnswer(locked: false, storage: StorageHealth(backend: .postgresql, reachable: false))
         #expect(!unreachable.isServing)
         #expect(Self.text(unreachable) == #"{"status":"unavailable","locked":false,"version":"\#(version)","storage":{"backend":"postgresql","reachable":false}}"#)
-        let locked = HealthAnswer(locked: true, storage: .init(backend: "postgresql", reachable: true))
+        let locked = HealthAnswer(locked: true, storage: StorageHealth(backend: .postgresql, reachable: true))
         #expect(!locked.isServing)
         #expect(Self.text(locked).hasPrefix(#"{"status":"locked","locked":true"#))
     }

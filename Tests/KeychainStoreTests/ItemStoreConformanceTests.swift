@@ -30,14 +30,7 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             let fixture = try VaultFixture()
             return (fixture.vault.items, fixture)
         case .postgresql:
-            let database = try PGTestDatabase()
-            try PGMigrations.apply(on: database.connect())
-            let settings = PGSettings(url: database.url)
-            let masterKey = try MasterKeyFile.generate()
-            let keyring = try Keyring.create(
-                storage: PGKeyringStorage(settings: settings), masterKey: masterKey,
-                source: MasterKeySource { [masterKey] }, logger: quietLogger)
-            return (PGItemStore(connections: PGConnections(settings: settings), keyring: keyring), nil)
+            return (try PGTestDatabase().itemStore(), nil)
         }
     }
 }

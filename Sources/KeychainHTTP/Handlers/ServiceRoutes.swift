@@ -1,11 +1,11 @@
-public import KeychainAPI
-import KeychainCore
+import KeychainAPI
+public import KeychainCore
 
 extension Router {
     /// `GET /health`: open to all; 200 `{"status":"ok","locked":false,"version":…}`, 503 when
     /// locked or when the database did not answer (`storage`: how it did, nil for SQLite).
     public mutating func addServiceRoutes(
-        isLocked: @escaping @Sendable () -> Bool, storage: (@Sendable () -> HealthAnswer.Storage)? = nil
+        isLocked: @escaping @Sendable () -> Bool, storage: (@Sendable () -> StorageHealth)? = nil
     ) {
         add(.get, "/health", access: .open, audit: .none) { _ in
             let health = HealthAnswer(locked: isLocked(), storage: storage?())

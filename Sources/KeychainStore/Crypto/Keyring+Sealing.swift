@@ -77,7 +77,7 @@ extension Keyring {
     // MARK: Several writers: counted in reserved blocks
 
     /// Seals `secret` under the current term, taking one of the encryptions this node reserved
-    /// (`KeyringStorage.reserveEncryptions`, in blocks of `leaseSize`); reserves the next block
+    /// (`SharedKeyringStorage.reserveEncryptions`, in blocks of `leaseSize`); reserves the next block
     /// when none is left, and starts a new term when the count over every node reaches the
     /// threshold. A node that stops leaves its unused reservation counted: the count may only
     /// over-count. Needs no transaction: the reservation is committed before the secret is sealed.
@@ -98,7 +98,10 @@ extension Keyring {
     /// Reserves the next block of encryptions of the current term, or starts a new term when the
     /// term is full. One thread at a time; one that waited finds the block its predecessor reserved.
     private func reserveEncryptions() throws {
-        guard let leaseSize = storage.leaseSize else { preconditionFailure("this keyring counts in transactions") }
+        guard let storage = storage as? any SharedKeyringStorage else {
+            preconditionFailure("a keyring with one writer counts in its write transactions")
+        }
+        let leaseSize = storage.leaseSize
         try renewal.withLock { _ in
             let term = try state.withLock { state -> UInt32? in
                 guard state.keys != nil else { throw Self.lockedError }

@@ -36,7 +36,7 @@ extension Keyring {
     func keyEncryptionKeyHoldingRenewal() throws -> AESGCM {
         do {
             return try readKeyEncryptionKey()
-        } catch let error as KeychainError where error.code == .authFailed && storage.leaseSize != nil {
+        } catch let error as KeychainError where error.code == .authFailed && storage is any SharedKeyringStorage {
             try refreshTermsHoldingRenewal()
             return try readKeyEncryptionKey()
         }

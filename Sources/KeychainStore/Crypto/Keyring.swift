@@ -49,7 +49,7 @@ public final class Keyring: Sendable {
         /// must match it.
         var checkValue: [UInt8]? = nil
         /// Encryptions of the current term reserved in the database and not used yet (several
-        /// nodes: `KeyringStorage.leaseSize`).
+        /// nodes: `SharedKeyringStorage.leaseSize`).
         var leaseRemaining: UInt64 = 0
     }
 

@@ -21,16 +21,19 @@ protocol KeyringStorage: Sendable {
     /// In one transaction that holds back every other keyring write: reads the rows, hands them
     /// to `rewrap`, and writes the wrapped keys and check value it returns.
     func rewrap(_ rewrap: (KeyringRows) throws -> KeyringRewrap) throws
+}
+
+/// A keyring's storage shared by several writers (PostgreSQL): the secrets each node seals are
+/// counted against blocks of `leaseSize` it reserves ahead (`Keyring.seal(_:binding:)`), so that no
+/// write waits on a row every node updates. With one writer (SQLite) each write transaction
+/// records what it seals instead (`Keyring.seal(_:binding:on:)`).
+protocol SharedKeyringStorage: KeyringStorage {
+    /// The encryptions a node reserves at a time.
+    var leaseSize: UInt64 { get }
 
     /// Adds `count` to `term`'s encryption count in a transaction of its own and returns the
     /// count over every writer; nil when the term is not stored.
     func reserveEncryptions(_ count: UInt64, term: UInt32) throws -> UInt64?
-
-    /// How the secrets a node seals are counted: nil when each write transaction records them
-    /// with the secrets it stores (one writer: SQLite, `Keyring.seal(_:binding:on:)`); otherwise
-    /// the size of the blocks a node reserves ahead with `reserveEncryptions` (several writers:
-    /// `Keyring.seal(_:binding:)`), so that no write waits on a row every node updates.
-    var leaseSize: UInt64? { get }
 }
 
 /// A keyring's rows as stored.

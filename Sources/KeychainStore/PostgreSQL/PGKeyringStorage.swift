@@ -3,9 +3,9 @@
 /// connection, and the reservation must commit on its own. Writes that depend on what a node
 /// believes (a term number, the check value it wraps under) take the keyring's advisory lock
 /// and check it first; each change bumps `cluster_state.keyring_version` for the other nodes.
-final class PGKeyringStorage: KeyringStorage {
+final class PGKeyringStorage: SharedKeyringStorage {
     private let connection: PGConnectionSlot
-    let leaseSize: UInt64?
+    let leaseSize: UInt64
 
     static let lockName = "keychaind:keyring"
 

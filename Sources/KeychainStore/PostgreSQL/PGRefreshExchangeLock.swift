@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-public import KeychainCore
+import KeychainCore
 
 /// `RefreshExchangeLock` across nodes: a PostgreSQL session advisory lock named by the setting
 /// (`pg_try_advisory_lock(hashtext('keychaind:refresh'), hashtext(key))`), taken on the calling

@@ -8,9 +8,6 @@ import KeychainCore
 struct KeyringTable: KeyringStorage {
     let pool: ConnectionPool
 
-    /// One writer: each write transaction records the counts of the secrets it seals.
-    var leaseSize: UInt64? { nil }
-
     func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws -> Bool {
         try pool.write { db in
             try db.transaction {
@@ -51,18 +48,6 @@ struct KeyringTable: KeyringStorage {
             try db.transaction {
                 let wrapped = try rewrap(try Self.rows(on: db))
                 try Self.rewrap(wrapped.terms, checkValue: wrapped.checkValue, on: db)
-            }
-        }
-    }
-
-    func reserveEncryptions(_ count: UInt64, term: UInt32) throws -> UInt64? {
-        try pool.write { db in
-            try db.transaction {
-                try db.execute(
-                    "UPDATE keyring SET encryptions = encryptions + ? WHERE term = ?",
-                    [.integer(Int64(count)), .integer(Int64(term))])
-                return try db.scalarInt("SELECT encryptions FROM keyring WHERE term = ?", [.integer(Int64(term))])
-                    .map { UInt64(max(0, $0)) }
             }
         }
     }

@@ -10,13 +10,7 @@ import Testing
 struct PGGroupQuotaTests {
     func makeStore(_ quota: GroupQuota) throws -> (PGItemStore, PGTestDatabase) {
         let database = try PGTestDatabase()
-        try PGMigrations.apply(on: database.connect())
-        let settings = PGSettings(url: database.url)
-        let masterKey = try MasterKeyFile.generate()
-        let keyring = try Keyring.create(
-            storage: PGKeyringStorage(settings: settings), masterKey: masterKey, source: MasterKeySource { [masterKey] },
-            logger: quietLogger)
-        return (PGItemStore(connections: PGConnections(settings: settings), keyring: keyring, quota: quota), database)
+        return (try database.itemStore(quota: quota), database)
     }
 
     /// The usage summed over the group's shards, and a recount of the items table.

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainCore
 import KeychainTestSupport
 @testable import KeychainStore
 
@@ -16,4 +17,15 @@ struct PGTestDatabase {
     }
 
     func connect() throws -> PGConnection { try PGConnection(url: url) }
+
+    /// An item store over this database, its schema migrated and a new keyring made.
+    func itemStore(quota: GroupQuota = .unlimited) throws -> PGItemStore {
+        try PGMigrations.apply(on: connect())
+        let settings = PGSettings(url: url)
+        let masterKey = try MasterKeyFile.generate()
+        let keyring = try Keyring.create(
+            storage: PGKeyringStorage(settings: settings), masterKey: masterKey, source: MasterKeySource { [masterKey] },
+            logger: quietLogger)
+        return PGItemStore(connections: PGConnections(settings: settings), keyring: keyring, quota: quota)
+    }
 }
