@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "MicroHTTPDServer",
             dependencies: [
-                "KeychainHTTP", "KeychainAPI", "KeychainCore", "CMicroHTTPD",
+                "KeychainHTTP", "KeychainAPI", "KeychainCore", "KeychainConcurrency", "CMicroHTTPD",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),

@@ -28,10 +28,11 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     public var isEmpty: Bool { length == 0 }
 
     /// Copies `bytes`; the caller should wipe its own copy if it has one (see `wipe(_:)`).
-    public init<Bytes: Collection<UInt8>>(_ bytes: Bytes) {
+    /// `lockedInMemory` as for `init(count:lockedInMemory:initializer:)`.
+    public init<Bytes: Collection<UInt8>>(_ bytes: Bytes, lockedInMemory: Bool = true) {
         length = bytes.count
-        (storage, isLocked) = Self.allocate(length, protected: true)
-        isProtected = true
+        (storage, isLocked) = Self.allocate(length, protected: lockedInMemory)
+        isProtected = lockedInMemory
         UnsafeMutableRawBufferPointer(rebasing: storage[0..<length]).copyBytes(from: bytes)
     }
 
@@ -53,9 +54,9 @@ public final class SecretBytes: @unchecked Sendable, Equatable, CustomStringConv
     }
 
     /// The UTF-8 text of `string` as a secret.
-    public convenience init(utf8 string: String) {
+    public convenience init(utf8 string: String, lockedInMemory: Bool = true) {
         var bytes = Array(string.utf8)
-        self.init(bytes)
+        self.init(bytes, lockedInMemory: lockedInMemory)
         SecretBytes.wipe(&bytes)
     }
 

@@ -1,3 +1,4 @@
+import Dispatch
 import KeychainConcurrency
 import KeychainCore
 
@@ -21,6 +22,10 @@ final class GroupCommit<Work>: Sendable {
         /// The write's error, nil when it committed. Set by `commit` before the batch is over.
         var failure: (any Error)?
         fileprivate var stage = Stage.queued
+        /// Signalled once, when the write's stage leaves `queued`: each write is woken alone,
+        /// not every waiting write at each batch's end (the writes queued for the next batch
+        /// would wake only to wait again, all contending for the queue's lock).
+        fileprivate let woken = DispatchSemaphore(value: 0)
 
         fileprivate init(_ work: Work) { self.work = work }
     }
@@ -43,7 +48,7 @@ final class GroupCommit<Work>: Sendable {
     /// The most writes one transaction carries: bounds how long a batch holds the writer, and so
     /// the wait of the writes queued behind it.
     let maxBatch: Int
-    private let queue = PThreadMonitor(Queue())
+    private let queue = PThreadLocked(Queue())
 
     init(maxBatch: Int = 64) {
         precondition(maxBatch > 0)
@@ -62,8 +67,8 @@ final class GroupCommit<Work>: Sendable {
             return true
         }
         if !leads {
-            let stage = queue.wait { _ in write.stage == .queued ? nil : write.stage }
-            if stage == .done { return write.failure }
+            write.woken.wait()
+            if queue.withLock({ _ in write.stage }) == .done { return write.failure }
         }
         // Leading: this write is first in the queue, so it is in the batch.
         let batch = queue.withLock { queue in
@@ -72,19 +77,21 @@ final class GroupCommit<Work>: Sendable {
             return batch
         }
         commit(batch)
-        queue.withLock { queue in
+        let nextLeader = queue.withLock { queue -> Write? in
             for member in batch {
                 member.work = nil
                 member.stage = .done
             }
             queue.statistics.record(batchOf: batch.count)
-            if let next = queue.waiting.first {
-                next.stage = .leading
-            } else {
+            guard let next = queue.waiting.first else {
                 queue.leading = false
+                return nil
             }
+            next.stage = .leading
+            return next
         }
-        queue.wakeAll()
+        nextLeader?.woken.signal()
+        for member in batch where member !== write { member.woken.signal() }
         return write.failure
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainConcurrency
 
 /// Threads that answer requests a worker should not wait for: the worker suspends the
 /// connection, hands the request over and goes on serving its other connections; the answer is
@@ -8,15 +9,26 @@ import Foundation
 /// commit").
 ///
 /// Threads are started as jobs need them, up to `maxThreads`, and kept; jobs beyond wait in
-/// arrival order.
-final class Offload: @unchecked Sendable {
-    // @unchecked: every field is only touched while `condition` is locked.
-    private let condition = NSCondition()
-    /// Waiting jobs, at most one per connection.
-    private var jobs: [@Sendable () -> Void] = []
-    private var threads = 0
-    private var idleThreads = 0
-    private var running = 0
+/// arrival order. A job goes straight to an idle thread, which alone is woken (no thread wakes
+/// only to find the job taken, nor wakes holding a lock another needs), and the thread idle for
+/// the shortest time is chosen, so under a light load the same few threads (and stacks) serve.
+final class Offload: Sendable {
+    private final class Worker: @unchecked Sendable {
+        // @unchecked: `job` is set by `run` before `woken` is signalled and read after the wait.
+        let woken = DispatchSemaphore(value: 0)
+        var job: (@Sendable () -> Void)?
+    }
+
+    private struct Pool {
+        /// Jobs no thread was free for, at most one per connection.
+        var jobs: [@Sendable () -> Void] = []
+        /// Threads waiting for a job, the last to go idle last.
+        var idle: [Worker] = []
+        var threads = 0
+        var running = 0
+    }
+
+    private let pool = PThreadLocked(Pool())
     let maxThreads: Int
 
     init(maxThreads: Int) {
@@ -25,40 +37,53 @@ final class Offload: @unchecked Sendable {
 
     /// Runs `job` on one of the pool's threads.
     func run(_ job: @escaping @Sendable () -> Void) {
-        condition.lock()
-        jobs.append(job)
-        running += 1
-        let start = jobs.count > idleThreads && threads < maxThreads
-        if start { threads += 1 }
-        condition.signal()
-        condition.unlock()
-        if start {
-            let thread = Thread { [self] in work() }
+        enum Placement { case idle(Worker), newThread(Worker), queued }
+        let placement = pool.withLock { pool -> Placement in
+            pool.running += 1
+            if let worker = pool.idle.popLast() {
+                worker.job = job
+                return .idle(worker)
+            }
+            guard pool.threads < maxThreads else {
+                pool.jobs.append(job)
+                return .queued
+            }
+            pool.threads += 1
+            let worker = Worker()
+            worker.job = job
+            return .newThread(worker)
+        }
+        switch placement {
+        case .idle(let worker):
+            worker.woken.signal()
+        case .newThread(let worker):
+            let thread = Thread { [self] in work(as: worker) }
             thread.name = "keychaind-offload"
             thread.start()
+        case .queued:
+            break
         }
     }
 
     /// Jobs handed over and not finished.
-    var unfinished: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return running
-    }
+    var unfinished: Int { pool.withLock { $0.running } }
 
-    private func work() {
-        condition.lock()
+    private func work(as worker: Worker) {
         while true {
-            while jobs.isEmpty {
-                idleThreads += 1
-                condition.wait()
-                idleThreads -= 1
+            if let job = worker.job {
+                worker.job = nil
+                job()
             }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job()
-            condition.lock()
-            running -= 1
+            let waits = pool.withLock { pool -> Bool in
+                pool.running -= 1
+                if !pool.jobs.isEmpty {
+                    worker.job = pool.jobs.removeFirst()
+                    return false
+                }
+                pool.idle.append(worker)
+                return true
+            }
+            if waits { worker.woken.wait() }
         }
     }
 }

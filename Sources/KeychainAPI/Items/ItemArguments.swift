@@ -92,7 +92,7 @@ enum ItemArguments {
     static func secret(_ name: String, _ value: JSONValue) throws -> SecretBytes {
         guard name == "value" else { return try secretBytes(name, value) }
         guard case .string(let text) = value else { throw KeychainError.param("\"value\" must be a string") }
-        return SecretBytes(utf8: text)
+        return SecretBytes(utf8: text, lockedInMemory: false)
     }
 
     /// A body's base64 bytes (`data`, `certificate`, `privateKey`).
@@ -107,7 +107,7 @@ enum ItemArguments {
             throw KeychainError.param("\"\(name)\" must be standard padded base64")
         }
         defer { SecretBytes.wipe(&bytes) }
-        return SecretBytes(bytes)
+        return SecretBytes(bytes, lockedInMemory: false)
     }
 }
 

@@ -40,7 +40,7 @@ public struct RefreshPutRequest: Sendable {
                 guard case .string(let text) = value, !text.isEmpty else {
                     throw KeychainError.param("\"clientSecret\" must be a non-empty string")
                 }
-                clientSecret = SecretBytes(utf8: text)
+                clientSecret = SecretBytes(utf8: text, lockedInMemory: false)
             case "clientAuth":
                 guard case .string(let text) = value, let parsed = RefreshSetting.ClientAuth(rawValue: text) else {
                     throw KeychainError.param("\"clientAuth\" must be basic or post")
