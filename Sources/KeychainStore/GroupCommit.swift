@@ -95,9 +95,6 @@ final class GroupCommit<Work>: Sendable {
         return write.failure
     }
 
-    /// Whether a batch is being committed now: a write submitted now would wait for it.
-    var inFlight: Bool { queue.withLock { $0.leading } }
-
     /// What has been committed since start, and the writes queued now.
     var statistics: CommitStatistics {
         queue.withLock { queue in

@@ -11,8 +11,11 @@ public protocol ServedVault: VaultAdministration {
     /// The item writes' group commit since start (metrics; none on PostgreSQL, which shares WAL
     /// flushes itself).
     var commitStatistics: CommitStatistics { get }
-    /// Whether an item write submitted now would wait for a commit in flight.
-    var commitInFlight: Bool { get }
+    /// Whether writes are better answered off libmicrohttpd's workers. On SQLite a write waits
+    /// for a commit it shares with others, and a worker waiting for one would stall its other
+    /// connections; on PostgreSQL a write runs on its thread's own connection, which threads
+    /// beyond the workers would multiply.
+    var writesWaitOffWorkers: Bool { get }
     /// Which backend, and whether it answered lately (health).
     var storage: StorageHealth { get }
     /// The database connections' use and latency (metrics), nil for SQLite's file.

@@ -48,8 +48,7 @@ public final class Vault: ServedVault {
     public var items: any ItemStore { itemStore }
     /// The item writes' group commit since start (metrics).
     public var commitStatistics: CommitStatistics { itemStore.commitStatistics }
-    /// Whether an item write submitted now would wait for a commit in flight.
-    public var commitInFlight: Bool { itemStore.commits.inFlight }
+    public var writesWaitOffWorkers: Bool { true }
     public var clients: any ClientStore { clientStore }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
 

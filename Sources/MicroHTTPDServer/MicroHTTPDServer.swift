@@ -28,8 +28,8 @@ public final class MicroHTTPDServer: Sendable {
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
     let headerDeadline: HeaderDeadline
-    /// Whether a request would keep its worker waiting (keychaind: a write while a storage
-    /// commit is in flight), so that it is better answered on an `offload` thread.
+    /// Whether a request would keep its worker waiting (keychaind: a write, which waits for a
+    /// storage commit), so that it is better answered on an `offload` thread.
     let offloads: @Sendable (HTTPRequest) -> Bool
     let offload = Offload(maxThreads: 64)
 

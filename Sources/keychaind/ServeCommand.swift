@@ -76,12 +76,12 @@ struct ServeCommand: ParsableCommand {
             let application = Wiring.application(
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
                 observe: observe, configuration: configuration, refresher: refresher)
-            // A write that would queue behind a commit in flight waits on a thread of its own,
-            // so that the worker serves other connections meanwhile (and more writes share the
-            // next commit); a lone write is answered on its worker, with no hop.
+            // A write waits for its commit on a thread of its own, so that the worker serves its
+            // other connections meanwhile (and more writes share the next commit).
+            let offloadsWrites = vault.writesWaitOffWorkers
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger,
-                offloads: { request in request.method != .get && request.method != .head && vault.commitInFlight })
+                offloads: { request in offloadsWrites && request.method != .get && request.method != .head })
             try server.start()
             if configuration.refreshIntervalSeconds > 0 {
                 let background = BackgroundRefresher(

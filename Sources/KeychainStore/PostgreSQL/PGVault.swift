@@ -46,7 +46,7 @@ public final class PGVault: ServedVault {
     public var clients: any ClientStore { clientStore }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
     public var commitStatistics: CommitStatistics { CommitStatistics() }
-    public var commitInFlight: Bool { false }
+    public var writesWaitOffWorkers: Bool { false }
     public var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }
     public var database: DatabaseStatistics? { statistics.current }
     public let refreshExchangeLock: (any RefreshExchangeLock)?
