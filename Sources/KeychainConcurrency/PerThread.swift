@@ -12,7 +12,9 @@ import Glibc
 /// pool, so the instances are as many as the threads that serve requests, plus a few.
 public final class PerThread<Value: AnyObject & Sendable>: @unchecked Sendable {
     // @unchecked: `made` is only touched under its lock; each thread's slot of `key` only by it.
-    private var key = pthread_key_t()
+    /// A `let`: reading a stored `var` of a class costs a dynamic exclusivity check
+    /// (~80 instructions, callgrind), and `current` runs several times per request.
+    private let key: pthread_key_t
     /// The one instance of every thread when the process is out of thread-specific keys.
     private let fallback: Value?
     private let make: @Sendable () -> Value
@@ -20,7 +22,10 @@ public final class PerThread<Value: AnyObject & Sendable>: @unchecked Sendable {
 
     public init(_ make: @escaping @Sendable () -> Value) {
         self.make = make
-        if pthread_key_create(&key, nil) == 0 {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key, nil) == 0
+        self.key = key
+        if created {
             fallback = nil
         } else {
             let value = make()

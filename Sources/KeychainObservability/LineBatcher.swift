@@ -34,7 +34,9 @@ public final class LineBatcher: @unchecked Sendable {
     private let lingerNanoseconds: Int
     private let capacity: Int
 
-    private var pending: [UInt8] = []
+    /// Unchecked: only touched under `mutex`, and the runtime's dynamic exclusivity checks cost
+    /// `append` ~160 instructions a line (callgrind).
+    @exclusivity(unchecked) private var pending: [UInt8] = []
     private var pendingLines = 0
     private var appended: UInt64 = 0
     private var written: UInt64 = 0

@@ -132,7 +132,7 @@ extension Keyring {
             }
             if let purposeBase {
                 state.keys?.purposeBase = purposeBase
-                state.keys?.derived = [:]
+                state.keys?.derived = []
                 state.checkValue = check
             }
         }
@@ -183,7 +183,7 @@ extension Keyring {
         let purposeBase = Digest.hkdfExtract(key: newMasterKey)
         state.withLock { state in
             state.keys?.purposeBase = purposeBase
-            state.keys?.derived = [:]
+            state.keys?.derived = []
             state.checkValue = check
         }
         logger.info("keyring rewrapped under a new master key", metadata: ["terms": "\(count)"])
