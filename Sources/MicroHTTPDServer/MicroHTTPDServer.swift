@@ -29,7 +29,8 @@ public final class MicroHTTPDServer: Sendable {
     let inFlight = Atomic<Int>(0)
     let headerDeadline: HeaderDeadline
     /// Whether a request would keep its worker waiting (keychaind: a write, which waits for a
-    /// storage commit), so that it is better answered on an `offload` thread.
+    /// storage commit), so that it is better answered on an `offload` thread. Unless it is the
+    /// only request in progress: then no other waits behind it, and it is spared the hop.
     let offloads: @Sendable (HTTPRequest) -> Bool
     let offload = Offload(maxThreads: 64)
 
@@ -269,7 +270,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         lowercasedHeaders: pending.headers,
         body: body,
         remoteAddress: remoteAddress(of: connection))
-    if server.offloads(request) {
+    if server.offloads(request), server.inFlight.load(ordering: .relaxed) > 1 {
         MHD_suspend_connection(connection)
         let suspended = Suspended(connection: connection, pending: pending)
         server.offload.run {
