@@ -13,34 +13,22 @@ public struct PersistentRef: Hashable, Sendable, CustomStringConvertible {
         rawValue = string
     }
 
-    /// A new reference: 128 bits from the system's generator (two reads of 8 bytes each).
+    /// A new reference: 128 bits from the system's generator (two reads of 8 bytes each), as
+    /// 22 characters: the last carries 2 padding bits, as base64url of 16 bytes does.
     public static func random() -> PersistentRef {
         var generator = SystemRandomNumberGenerator()
         var bytes = (generator.next() as UInt64, generator.next() as UInt64)
-        return withUnsafeBytes(of: &bytes) { raw in
-            // 22 characters × 6 bits = 132 bits; the last character carries 2 padding bits, as
-            // base64url of 16 bytes does, so every reference encodes exactly 128 random bits.
-            let encoded = String(unsafeUninitializedCapacity: 22) { text in
-                for index in 0..<22 {
-                    // The 6 bits from bit `index × 6` on, the bytes read big-endian as base64 does.
-                    let bit = index * 6, byte = bit / 8
-                    let window = UInt16(raw[byte]) << 8 | UInt16(byte + 1 < 16 ? raw[byte + 1] : 0)
-                    text[index] = alphabetBytes[Int(window >> (10 - bit % 8) & 63)]
-                }
-                return 22
-            }
-            return PersistentRef(unchecked: encoded)
-        }
+        return PersistentRef(unchecked: withUnsafeBytes(of: &bytes) { Base64URL.encode($0) })
     }
 
     private init(unchecked: String) { rawValue = unchecked }
 
     public var description: String { rawValue }
 
-    private static let alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-    private static let alphabetBytes = Array(alphabet.utf8)
     /// Whether each byte value belongs to the base64url alphabet (a table: this runs per row read).
-    private static let isAlphabet: [Bool] = (0..<256).map { alphabet.utf8.contains(UInt8($0)) }
+    private static let isAlphabet: [Bool] = (0..<256).map { byte in
+        Base64URL.alphabet.withUTF8Buffer { $0.contains(UInt8(byte)) }
+    }
 }
 
 /// A stored keychain item: a row of a stored class (never `.identity`), its attributes (only those

@@ -155,14 +155,6 @@ struct ObserveTests {
         #expect(String(decoding: line, as: UTF8.self).hasSuffix(#""ms":18446744073709551.615}"# + "\n"))
     }
 
-    @Test func base64url() {
-        func encoded(_ bytes: [UInt8]) -> String { bytes.withUnsafeBytes { Auditor.base64url($0) } }
-        #expect(encoded([]) == "")
-        #expect(encoded([0xFB, 0xFF]) == "-_8")
-        #expect(encoded(Array("hello".utf8)) == "aGVsbG8")
-        #expect(encoded([UInt8](repeating: 0xFF, count: 16)) == String(repeating: "_", count: 21) + "w")
-    }
-
     @Test func metricsText() {
         let metrics = RequestMetrics()
         metrics.record(route: "/health", method: .get, status: 200, seconds: 0.0002)

@@ -6,9 +6,7 @@ extension PageCursor {
     /// base64url, without padding, of `v1:<after>:<remaining>`.
     public var token: String {
         let text = "v1:\(after.afterSequence):\(remaining.map(String.init) ?? "")"
-        return Base64.encode(Array(text.utf8))
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Array(text.utf8).withUnsafeBytes { Base64URL.encode($0) }
     }
 
     /// The cursor of a token this server gave; nil for anything else.

@@ -185,7 +185,8 @@ public final class TokenService: Sendable {
     func newItem(_ naming: TokenNaming, _ kind: TokenNaming.Kind, _ token: String, metadata: TokenMetadata?) -> NewItem {
         var attributes = naming.attributes(kind)
         if let metadata { attributes[.generic] = .data(metadataFormat.encode(metadata)) }
-        return NewItem(itemClass: .genericPassword, attributes: attributes, secret: SecretBytes(utf8: token, lockedInMemory: false))
+        return NewItem(
+            itemClass: .genericPassword, attributes: attributes, secret: SecretBytes(utf8: token, lockedInMemory: false))
     }
 
     private func find(_ naming: TokenNaming, _ kind: TokenNaming.Kind, client: Client) throws -> Item {

@@ -42,39 +42,4 @@ extension Auditor {
         default: "OTHER"
         }
     }
-
-    private static let base64urlAlphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-
-    /// Without padding, written straight into the string's storage, three bytes (four
-    /// characters) at a time: a tag (16 bytes) took ~700 instructions a bit-buffer's byte at a
-    /// time, on every audited request (callgrind).
-    static func base64url(_ bytes: UnsafeRawBufferPointer) -> String {
-        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { output in
-            let alphabet = base64urlAlphabet.utf8Start
-            func character(_ group: UInt32, _ shift: UInt32) -> UInt8 { alphabet[Int((group >> shift) & 63)] }
-            var count = 0
-            var index = 0
-            while index + 3 <= bytes.count {
-                let group = UInt32(bytes[index]) << 16 | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2])
-                output[count] = character(group, 18)
-                output[count + 1] = character(group, 12)
-                output[count + 2] = character(group, 6)
-                output[count + 3] = character(group, 0)
-                count += 4
-                index += 3
-            }
-            let left = bytes.count - index
-            if left > 0 {
-                let group = UInt32(bytes[index]) << 16 | (left == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
-                output[count] = character(group, 18)
-                output[count + 1] = character(group, 12)
-                count += 2
-                if left == 2 {
-                    output[count] = character(group, 6)
-                    count += 1
-                }
-            }
-            return count
-        }
-    }
 }

@@ -76,7 +76,7 @@ extension Auditor {
             let message = UnsafeRawBufferPointer(start: start, count: messageLength)
             let digest = UnsafeMutableRawBufferPointer(start: start + messageLength, count: Self.macSize)
             guard mac(message, digest) else { return "locked" }
-            return Self.base64url(UnsafeRawBufferPointer(rebasing: digest[0..<Self.tagBytes]))
+            return Base64URL.encode(UnsafeRawBufferPointer(rebasing: digest[0..<Self.tagBytes]))
         }
     }
 

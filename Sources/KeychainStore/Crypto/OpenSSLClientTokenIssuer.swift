@@ -1,4 +1,3 @@
-import Foundation
 public import KeychainCore
 
 /// Client tokens: `kc_` + base64url (no padding) of 32 bytes from `RAND_bytes`; looked up by
@@ -10,10 +9,7 @@ public struct OpenSSLClientTokenIssuer: ClientTokenIssuer {
         var bytes: [UInt8]
         do { bytes = try SecureRandom.bytes(32) } catch { fatalError("RAND_bytes failed: cannot make a token safely") }
         defer { SecretBytes.wipe(&bytes) }
-        let token = "kc_" + Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let token = "kc_" + bytes.withUnsafeBytes { Base64URL.encode($0) }
         return (token, hash(token))
     }
 
