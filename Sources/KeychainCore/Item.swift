@@ -107,9 +107,14 @@ public struct ItemFilter: Hashable, Sendable {
     /// Groups compare by their bytes (`String.hasSameUTF8(as:)`): a filter of one group never
     /// stands for another's (the find caches are keyed by filters).
     public static func == (lhs: ItemFilter, rhs: ItemFilter) -> Bool {
-        lhs.itemClass == rhs.itemClass && lhs.caseInsensitive == rhs.caseInsensitive
-            && lhs.persistentRef == rhs.persistentRef && lhs.accessGroups.count == rhs.accessGroups.count
-            && zip(lhs.accessGroups, rhs.accessGroups).allSatisfy { $0.hasSameUTF8(as: $1) } && lhs.equal == rhs.equal
+        guard lhs.itemClass == rhs.itemClass, lhs.caseInsensitive == rhs.caseInsensitive,
+            lhs.persistentRef == rhs.persistentRef, lhs.accessGroups.count == rhs.accessGroups.count
+        else { return false }
+        // By index: `zip` would copy both arrays (a find cache hit compares a filter).
+        for index in lhs.accessGroups.indices where !lhs.accessGroups[index].hasSameUTF8(as: rhs.accessGroups[index]) {
+            return false
+        }
+        return lhs.equal == rhs.equal
     }
 }
 

@@ -98,8 +98,7 @@ public final class TokenService: Sendable {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
         }
-        let access = fresh.item
-        guard let secret = access.secret, !secret.isEmpty else {
+        guard let secret = fresh.item.secret, !secret.isEmpty else {
             throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is empty")
         }
         guard let header = secret.utf8String(after: "Bearer ") else {

@@ -14,6 +14,8 @@ struct RequestLogMiddleware<Next: Middleware>: Middleware {
 
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         let response = next.respond(to: &context, &exchange)
+        // Off (keychaind's default level is info): nothing of the line is copied out of the request.
+        guard log.logLevel <= .debug else { return response }
         let microseconds = exchange.elapsedNanoseconds() / 1000
         let method = context.request.method
         let route = exchange.routeName
@@ -29,6 +31,8 @@ struct RequestLogMiddleware<Next: Middleware>: Middleware {
 /// backend of the embedding program's).
 struct LoggerLineLog: PreformattedLog {
     let logger: Logger
+
+    var logLevel: Logger.Level { logger.logLevel }
 
     func log(_ level: Logger.Level, source: String, message: (inout [UInt8]) -> Void) {
         guard logger.logLevel <= level else { return }

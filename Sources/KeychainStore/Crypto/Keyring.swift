@@ -93,10 +93,11 @@ public final class Keyring: Sendable {
     /// locked, and `mac` is left as it was. Writes the 32-byte MAC into `mac` and returns true
     /// otherwise.
     public func derivedMAC(label: String, _ message: UnsafeRawBufferPointer, into mac: UnsafeMutableRawBufferPointer) -> Bool {
+        // Read in place: binding `state.keys` to a constant would copy (and count references to) every key.
         let key: HMACKey? = state.withLock { state in
-            guard let keys = state.keys else { return nil }
-            if let cached = keys.derived.first(where: { $0.label.hasSameUTF8(as: label) }) { return cached.key }
-            let key = HMACKey(Digest.hkdfExpand(pseudoRandomKey: keys.purposeBase, info: Array(label.utf8)))
+            if let cached = state.keys?.derived.first(where: { $0.label.hasSameUTF8(as: label) }) { return cached.key }
+            guard let purposeBase = state.keys?.purposeBase else { return nil }
+            let key = HMACKey(Digest.hkdfExpand(pseudoRandomKey: purposeBase, info: Array(label.utf8)))
             state.keys?.derived.append((label, key))
             return key
         }
