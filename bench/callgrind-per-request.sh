@@ -8,26 +8,32 @@
 # valgrind the request rate follows the machine's load. So arms alternate for several rounds and
 # the median is what to compare.
 #
-# usage: bench/callgrind-per-request.sh [-p token|read] [-d SECONDS] [-r ROUNDS] [-k DIR] NAME=BINARY ...
+# usage: bench/callgrind-per-request.sh [-p token|read] [-d SECONDS] [-r ROUNDS] [-k DIR] [-s] NAME=BINARY ...
 #   -p  the route: token (GET /v1/tokens/bench/authorization, default) or read (one item, return=data)
 #   -d  seconds of measured load (8); -r rounds (3)
 #   -k  keeps each dump as DIR/NAME.ROUND.callgrind (for callgrind_annotate)
+#   -s  also simulates the caches and branch predictors (`--cache-sim=yes --branch-sim=yes`, about
+#       twice as slow) and prints per request: instruction-cache misses (I1mr), data-cache misses
+#       (D1mr + D1mw), mispredicted conditional and indirect branches (Bcm, Bim), and the calls to
+#       swift_retain and swift_release (atomic read-modify-writes each). Two builds can run the
+#       same instructions and still differ in these, which is time that Ir does not show.
 # needs: valgrind, wrk, curl.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib.sh
-path=token seconds=8 rounds=3 keep=""
-while getopts p:d:r:k: option; do
+path=token seconds=8 rounds=3 keep="" simulate=""
+while getopts p:d:r:k:s option; do
     case $option in
     p) path=$OPTARG ;;
     d) seconds=$OPTARG ;;
     r) rounds=$OPTARG ;;
     k) keep=$OPTARG ;;
+    s) simulate="--cache-sim=yes --branch-sim=yes" ;;
     *) exit 2 ;;
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/callgrind-per-request.sh [-p token|read] [-d secs] [-r rounds] [-k dir] NAME=BINARY ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/callgrind-per-request.sh [-p token|read] [-d secs] [-r rounds] [-k dir] [-s] NAME=BINARY ..." >&2; exit 2; }
 case $path in
 token) route=/v1/tokens/bench/authorization ;;
 read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" ;;
@@ -35,8 +41,35 @@ read) route="/v1/items/genericPassword?service=bench&account=reader&return=data"
 esac
 [ -z "$keep" ] || mkdir -p "$keep"
 
+# The simulated events and reference-count calls of a dump, per request, as table cells.
+simulated_per_request() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+events, totals, names, callee, calls = [], [], {}, None, {"swift_retain": 0, "swift_release": 0}
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("events:"):
+        events = line.split()[1:]
+    elif line.startswith("summary:"):
+        totals = [int(value) for value in line.split()[1:]]
+    elif line.startswith(("fn=", "cfn=")):
+        # Names are compressed: given once, with the first mention of their number.
+        match = re.match(r"c?fn=\((\d+)\)(?: (.*))?", line.rstrip("\n"))
+        if match.group(2):
+            names[match.group(1)] = match.group(2)
+        if line.startswith("cfn="):
+            callee = match.group(1)
+    elif line.startswith("calls=") and names.get(callee) in calls:
+        calls[names[callee]] += int(line.split()[0][6:])
+requests = float(sys.argv[2])
+event = dict(zip(events, totals))
+cells = [event["I1mr"], event["D1mr"] + event["D1mw"], event["Bcm"], event["Bim"], calls["swift_retain"], calls["swift_release"]]
+print(" | ".join(f"{value / requests:.0f}" for value in cells))
+PY
+}
+
 bench_workspace
 declare -A counts=()
+simulated=""
 echo "| round | server | route | requests | Ir | Ir per request |"
 echo "| --- | --- | --- | --- | --- | --- |"
 for round in $(seq 1 "$rounds"); do
@@ -44,7 +77,7 @@ for arm in "$@"; do
     name=${arm%%=*} binary=${arm#*=}
     [ -x "$binary" ] || { echo "callgrind-per-request: $binary is not an executable" >&2; exit 2; }
     # Deterministic hashing: dictionary probes then cost the same in every run.
-    SWIFT_DETERMINISTIC_HASHING=1 KEYCHAIND_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/$name.out.%p" \
+    SWIFT_DETERMINISTIC_HASHING=1 KEYCHAIND_THREADS=1 valgrind --tool=callgrind $simulate --callgrind-out-file="$work/$name.out.%p" \
         "$binary" serve --listen 127.0.0.1:0 --data-dir "$work/$name.$round" >"$work/$name.log" 2>&1 &
     server=$!
     pids+=("$server")
@@ -78,6 +111,7 @@ for arm in "$@"; do
     per=$(awk -v i="$instructions" -v n="$requests" 'BEGIN { printf "%.0f", i / n }')
     counts[$name]+=" $per"
     echo "| $round | $name | $path | $requests | $instructions | $per |"
+    [ -z "$simulate" ] || simulated+="| $round | $name | $(simulated_per_request "$dump" "$requests") |"$'\n'
     kill -TERM "$server"
     wait "$server" 2>/dev/null || true
 done
@@ -89,3 +123,9 @@ for arm in "$@"; do
     name=${arm%%=*}
     echo "| $name | $path | $(median <<<"${counts[$name]}") | $(range <<<"${counts[$name]}") |"
 done
+if [ -n "$simulate" ]; then
+    echo
+    echo "| round | server | I1 misses | D1 misses | cond. branch misses | indirect branch misses | swift_retain | swift_release |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s' "$simulated"
+fi
