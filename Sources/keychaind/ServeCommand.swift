@@ -77,7 +77,8 @@ struct ServeCommand: ParsableCommand {
                 vault: vault, logger: logger, requestLog: ServerLog.requestLog(level: configuration.logLevel),
                 observe: observe, configuration: configuration, refresher: refresher)
             // A write waits for its commit on a thread of its own, so that the worker serves its
-            // other connections meanwhile (and more writes share the next commit).
+            // other connections meanwhile (and more writes share the next commit); the server
+            // keeps it on its worker when it is the only request in progress.
             let offloadsWrites = vault.writesWaitOffWorkers
             server = MicroHTTPDServer(
                 responder: application, settings: try Wiring.serverSettings(configuration), logger: logger,
