@@ -54,6 +54,18 @@ static inline void *CMicroHTTPD_query_guard(void *cls, const char *uri, struct M
     return NULL;
 }
 
+/* libmicrohttpd's unescape callback, for the path and for query names and values alike: leaves
+ * them as sent. The router splits the path into segments first and decodes each (so that `%2F`
+ * stays inside its segment and `%00` is refused rather than cutting the path); query names and
+ * values are decoded as they are copied, with MHD_http_unescape (libmicrohttpd's own callback;
+ * `+` is already a space then). */
+static inline size_t CMicroHTTPD_unescape(void *cls, struct MHD_Connection *connection, char *text)
+{
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
+
 static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTTPD_settings *s)
 {
     struct MHD_OptionItem options[16];
@@ -68,6 +80,7 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
     if (s->max_query_parameters > 0)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)CMicroHTTPD_query_guard,
                                                 (void *)(uintptr_t)s->max_query_parameters };
+    options[n++] = (struct MHD_OptionItem){ MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)CMicroHTTPD_unescape, NULL };
     if (s->per_ip_connection_limit > 0)
         options[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)s->per_ip_connection_limit, NULL };
     if (s->connection_notify)

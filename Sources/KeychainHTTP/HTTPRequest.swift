@@ -1,7 +1,8 @@
 public import KeychainAPI
 
-/// A request as the transport hands it over, independent of libmicrohttpd: the path and query
-/// already percent-decoded, header names lower-cased, the whole body assembled.
+/// A request as the transport hands it over, independent of libmicrohttpd: the path as sent
+/// (percent-encoded: the router decodes each segment after matching), the query already
+/// percent-decoded, header names lower-cased, the whole body assembled.
 public struct HTTPRequest: Sendable {
     /// One query-string parameter, as the API's decoders read it.
     public typealias QueryItem = QueryParameter

@@ -76,6 +76,11 @@ public struct Router: Sendable {
     /// Matches a request. `HEAD` is answered by the `GET` route of the path (libmicrohttpd sends
     /// the headers without the body). Empty segments are kept, so `/items/key/` with an empty
     /// reference is not the whole-class route `/items/key`.
+    ///
+    /// `path` is as the client sent it, percent-encoded: it is split at its slashes and matched
+    /// first, and only then is each parameter decoded, so that `%2F` stays inside its segment
+    /// (`/tokens/svc%2Fauthorization` is the service `svc/authorization`, not the authorization
+    /// route) and literal segments match only as spelled.
     public func match(method: HTTPMethod, path: String) -> Match {
         let wanted = method == .head ? HTTPMethod.get : method
         // On the path's UTF-8 bytes, with segment ranges in a temporary buffer: this runs on
@@ -140,17 +145,65 @@ public struct Router: Sendable {
         return true
     }
 
-    /// The path parameters of `parts`, which fit `segments`.
+    /// The path parameters of `parts`, which fit `segments`, each percent-decoded. A segment that
+    /// does not decode (a bad escape, a NUL, not UTF-8) is kept as sent and noted in the
+    /// parameters' `problem`: the route answers errSecParam once its caller is authenticated.
     private static func bind(
         _ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>
     ) -> PathParameters {
         var parameters = PathParameters()
         for index in segments.indices {
             if case .parameter(let name) = segments[index] {
-                parameters.append(name, String(decoding: UnsafeBufferPointer(rebasing: path[parts[index]]), as: UTF8.self))
+                let sent = UnsafeBufferPointer(rebasing: path[parts[index]])
+                do {
+                    parameters.append(name, try percentDecoded(sent, name: name))
+                } catch {
+                    parameters.append(name, String(decoding: sent, as: UTF8.self))
+                    if parameters.problem == nil { parameters.problem = error }
+                }
             }
         }
         return parameters
+    }
+
+    /// A path segment percent-decoded (RFC 3986 §2.1; `+` is itself, as in any path): errSecParam
+    /// for `%` without two hex digits, for a NUL (no name holds one: C strings would cut it) and
+    /// for bytes that are not UTF-8. Most segments have no `%` and are copied as they are.
+    static func percentDecoded(_ segment: UnsafeBufferPointer<UInt8>, name: String) throws(KeychainError) -> String {
+        guard segment.contains(UInt8(ascii: "%")) else {
+            guard let text = String(validatingUTF8Bytes: segment) else {
+                throw KeychainError.param("the path parameter \(name) is not UTF-8")
+            }
+            return text
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segment.count)
+        var index = 0
+        while index < segment.count {
+            var byte = segment[index]
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < segment.count, let high = hexValue(segment[index + 1]), let low = hexValue(segment[index + 2])
+                else { throw KeychainError.param("the path parameter \(name) has a % not followed by two hex digits") }
+                byte = high << 4 | low
+                index += 2
+            }
+            guard byte != 0 else { throw KeychainError.param("the path parameter \(name) holds a NUL (%00)") }
+            bytes.append(byte)
+            index += 1
+        }
+        guard let text = bytes.withUnsafeBufferPointer({ String(validatingUTF8Bytes: $0) }) else {
+            throw KeychainError.param("the path parameter \(name) does not decode to UTF-8")
+        }
+        return text
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }
 
@@ -159,6 +212,9 @@ public struct Router: Sendable {
 public struct PathParameters: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     public typealias Element = (name: String, value: String)
     private var pairs: [Element] = []
+    /// Why a parameter did not decode (it is then kept as sent); the route answers this error
+    /// instead of calling its handler.
+    var problem: KeychainError?
 
     public init() {}
 

@@ -210,7 +210,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         // A body is coming: the route and the caller are decided on the head first, so a request
         // that will be refused (no such route, no valid token, an address over its failed-auth
         // budget) is answered now and its connection closed, with no byte of its body kept.
-        guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false) else {
+        guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false, percentDecoding: true) else {
             pending.state = .answered
             return queue(server.queryNotUTF8(), closing: true, on: connection)
         }
@@ -258,7 +258,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     // Query arguments percent-decode to any bytes: not UTF-8 (`%FF`) is refused rather than
     // repaired into U+FFFD (which would match a different value); `%00` is kept, not cut off.
-    guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false) else {
+    guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false, percentDecoding: true) else {
         pending.wipeBody()
         return queue(server.queryNotUTF8(), on: connection)
     }

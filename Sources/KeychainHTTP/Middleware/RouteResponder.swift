@@ -20,6 +20,7 @@ struct RouteResponder: Middleware {
             return answer
         }
         do {
+            if let problem = context.parameters.problem { throw problem }
             let response = try route.handler(context)
             exchange.osStatus = response.status < 400 ? 0 : nil
             return response
