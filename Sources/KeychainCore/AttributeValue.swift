@@ -53,11 +53,11 @@ extension Date {
     /// Milliseconds since 1970, the stored form: truncated toward the earlier millisecond, except
     /// that a value within a microsecond of a whole millisecond is that millisecond: `Date` keeps
     /// seconds since 2001 in a `Double`, whose rounding near 1970 is ~0.1 µs, so a plain floor made
-    /// -0.001 s into -2 ms.
+    /// -0.001 s into -2 ms. Saturating: a date beyond Int64's milliseconds is the nearest bound.
     public var millisecondsSince1970: Int64 {
         let scaled = timeIntervalSince1970 * 1000
         let nearest = scaled.rounded()
-        return Int64(abs(scaled - nearest) < 1e-3 ? nearest : scaled.rounded(.down))
+        return Int64(saturating: abs(scaled - nearest) < 1e-3 ? nearest : scaled.rounded(.down))
     }
 
     public init(millisecondsSince1970: Int64) {

@@ -34,6 +34,16 @@ struct FormBody {
         }
     }
 
+    /// `value` form-encoded, as it goes on the wire.
+    static func encoded(_ value: SecretBytes) -> SecretBytes {
+        var bytes = value.copyBytes()
+        var encoded: [UInt8] = []
+        encode(bytes, into: &encoded)
+        SecretBytes.wipe(&bytes)
+        defer { SecretBytes.wipe(&encoded) }
+        return SecretBytes(encoded)
+    }
+
     /// `Basic base64(form-encoded id ":" form-encoded secret)` (RFC 6749 §2.3.1).
     static func basicAuthorization(clientId: String, clientSecret: SecretBytes) -> SecretBytes {
         var credentials: [UInt8] = []

@@ -26,12 +26,16 @@ struct TokenEndpointAnswer {
         guard let tokenType = json["token_type"]?.stringValue, tokenType.lowercased() == "bearer" else {
             throw .unavailable("the token endpoint's answer is not a Bearer token")
         }
+        // Bounded as a PUT's expiresIn is (ten years): the lifetime becomes a stored date.
+        let lifetimes = 1...TokenMetadata.maximumLifetime
         var expiresIn: Int64?
         switch json["expires_in"] {
-        case .integer(let seconds)? where seconds > 0: expiresIn = seconds
-        case .string(let text)? where Int64(text).map({ $0 > 0 }) == true: expiresIn = Int64(text)
+        case .integer(let seconds)? where lifetimes.contains(seconds): expiresIn = seconds
+        case .string(let text)? where Int64(text).map(lifetimes.contains) == true: expiresIn = Int64(text)
         case nil, .null?: break
-        default: throw .unavailable("the token endpoint's expires_in is not a positive number of seconds")
+        default:
+            throw .unavailable(
+                "the token endpoint's expires_in is not a whole number of seconds from 1 to \(lifetimes.upperBound)")
         }
         var refreshToken: String?
         switch json["refresh_token"] {

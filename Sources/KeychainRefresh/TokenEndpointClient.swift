@@ -31,8 +31,14 @@ public final class TokenEndpointClient: TokenEndpoint {
             form.add("client_id", setting.clientId)
             form.add("client_secret", setting.clientSecret)
         }
-        let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)
-        return try TokenEndpointAnswer(status: answer.status, body: answer.body).grant()
+        let sent = [refreshToken, setting.clientSecret].compactMap { $0 }
+        let secrets = SentSecrets(sent + sent.map(FormBody.encoded) + [authorization].compactMap { $0 })
+        do {
+            let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)
+            return try TokenEndpointAnswer(status: answer.status, body: answer.body).grant()
+        } catch {
+            throw secrets.screen(error)
+        }
     }
 
     /// One POST; the answer's status and body, or why there is none.

@@ -49,7 +49,8 @@ struct ItemUpdatePlan {
         seal: (SecretBytes, SealBinding) throws -> [UInt8]
     ) throws -> RowChange {
         var millis = changes.modificationDate.millisecondsSince1970
-        if let old = row.modificationDate, millis <= old { millis = old + 1 }
+        // The stored date may be anything (the database is not trusted): no overflow past the last.
+        if let old = row.modificationDate, millis <= old { millis = old < .max ? old + 1 : old }
         let group = newGroup ?? row.accessGroup
         let binding = SealBinding(itemClass: itemClass, persistentRef: row.persistentRef, accessGroup: group)
         var sealed: [UInt8]?

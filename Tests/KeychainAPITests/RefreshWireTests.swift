@@ -60,6 +60,19 @@ struct RefreshWireTests {
         #expect(read.key == key && read.state == state && read.scope == "read")
     }
 
+    /// A record altered in the database (which is not trusted) is no record when its numbers
+    /// are out of range: a failure count of Int64.max overflowed at the next failure (issue 40).
+    @Test(arguments: [
+        #""failures":9223372036854775807,"refreshBefore":60"#, #""failures":-1,"refreshBefore":60"#,
+        #""failures":0,"refreshBefore":86401"#, #""failures":0,"refreshBefore":-1"#,
+    ])
+    func aStoredRecordWithNumbersOutOfRangeIsNoRecord(numbers: String) {
+        let stored = #"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientAuth":"basic","state":"failing","#
+        #expect(RefreshRecordJSON().decode(Array((stored + numbers + "}").utf8), clientSecret: SecretBytes(utf8: "s")) == nil)
+        let valid = stored + #""failures":3,"refreshBefore":60}"#
+        #expect(RefreshRecordJSON().decode(Array(valid.utf8), clientSecret: SecretBytes(utf8: "s"))?.1.failures == 3)
+    }
+
     @Test func tokenMetadataCarriesRefreshBeforeWhenSet() {
         let format = TokenMetadataJSON()
         let expiry = Date(timeIntervalSince1970: 1_795_255_200.123)

@@ -100,6 +100,25 @@ import Testing
         #expect(AttributeValue.date(Date(timeIntervalSince1970: 1_795_255_200.123)).queryText == "2026-11-21T10:00:00.123Z")
     }
 
+    /// Issue 40, findings 1 and 6: year 12026 was written as 2026 (in the past), and a date
+    /// beyond Int64's milliseconds trapped. Now neither is written wrapped nor parsed.
+    @Test func datesOutsideFourDigitYearsAreNeitherWrittenWrappedNorParsed() {
+        let tenThousandYears = Date(timeIntervalSince1970: 1_795_255_200 + 315_576_000_000)
+        #expect(RFC3339.format(tenThousandYears) == "9999-12-31T23:59:59.999Z")
+        #expect(RFC3339.format(millisecondsSince1970: .max) == "9999-12-31T23:59:59.999Z")
+        #expect(RFC3339.format(millisecondsSince1970: .min) == "0000-01-01T00:00:00.000Z")
+        #expect(RFC3339.parse("0000-01-01T00:00:00Z")?.millisecondsSince1970 == RFC3339.representable.lowerBound)
+        #expect(RFC3339.parse("9999-12-31T23:59:59.999Z")?.millisecondsSince1970 == RFC3339.representable.upperBound)
+        #expect(RFC3339.parse("0000-01-01T00:00:00+00:01") == nil)
+        #expect(RFC3339.parse("9999-12-31T23:59:59.999-00:01") == nil)
+        #expect(Date(timeIntervalSince1970: 1e300).millisecondsSince1970 == .max)
+        #expect(Date(timeIntervalSince1970: -1e300).millisecondsSince1970 == .min)
+        #expect(Date(timeIntervalSince1970: .nan).millisecondsSince1970 == 0)
+        #expect(Date(millisecondsSince1970: .max).millisecondsSince1970 == .max)
+        #expect(RFC3339.format(Date(timeIntervalSince1970: .infinity)) == "9999-12-31T23:59:59.999Z")
+        #expect(written(.date(Date(timeIntervalSince1970: -.infinity))) == #""0000-01-01T00:00:00.000Z""#)
+    }
+
     @Test func dataIsAnsweredInPaddedBase64() {
         #expect(written(.data([0, 1])) == #""AAE=""#)
         #expect(AttributeValue.data([0, 1]).queryText == "AAE=")

@@ -21,8 +21,10 @@ public struct RefreshRecordJSON: RefreshRecordFormat {
             let clientId = json["clientId"]?.stringValue,
             let clientAuth = json["clientAuth"]?.stringValue.flatMap(RefreshSetting.ClientAuth.init(rawValue:)),
             case .integer(let refreshBefore)? = json["refreshBefore"],
+            (0...Int64(RefreshSetting.maximumRefreshBefore)).contains(refreshBefore),
             let condition = json["state"]?.stringValue.flatMap(RefreshState.Condition.init(rawValue:)),
-            case .integer(let failures)? = json["failures"]
+            // Below Int.max: the next failure adds one. (The database is not trusted.)
+            case .integer(let failures)? = json["failures"], (0..<Int64.max).contains(failures)
         else { return nil }
         let setting = RefreshSetting(
             tokenEndpoint: endpoint, grant: grant, clientId: clientId, clientSecret: clientSecret,

@@ -10,9 +10,6 @@ public struct TokenPutRequest: Sendable {
     public var expiresIn: Int64?
     public var expiresAt: Date?
 
-    /// The longest `expiresIn` accepted: ten years.
-    public static let maximumExpiresIn: Int64 = 10 * 366 * 24 * 3600
-
     public init(accessToken: String, refresh: TokenUpdate.Refresh = .keep, expiresIn: Int64? = nil, expiresAt: Date? = nil) {
         self.accessToken = accessToken
         self.refresh = refresh
@@ -46,9 +43,9 @@ public struct TokenPutRequest: Sendable {
                 }
                 sawExpiry = name
                 if name == "expiresIn" {
-                    guard case .integer(let seconds) = value, seconds > 0, seconds <= Self.maximumExpiresIn else {
+                    guard case .integer(let seconds) = value, seconds > 0, seconds <= TokenMetadata.maximumLifetime else {
                         throw KeychainError.param(
-                            "\"expiresIn\" must be a whole number of seconds from 1 to \(Self.maximumExpiresIn)")
+                            "\"expiresIn\" must be a whole number of seconds from 1 to \(TokenMetadata.maximumLifetime)")
                     }
                     expiresIn = seconds
                 } else {

@@ -20,10 +20,18 @@ public enum RFC3339 {
     /// The length of the answer form (`2026-11-21T10:00:00.123Z`).
     public static let formattedLength = 24
 
+    /// What four-digit years can say, in milliseconds since 1970: 0000-01-01T00:00:00.000Z
+    /// through 9999-12-31T23:59:59.999Z. Nothing outside is parsed, nor written.
+    public static let representable: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+
     /// Writes the answer form into `buffer`, which holds exactly `formattedLength` bytes. Pure
-    /// arithmetic, no shared state: log and audit lines call it from every request thread.
+    /// arithmetic, no shared state: log and audit lines call it from every request thread. A
+    /// date outside `representable` (only a database altered by hand holds one: every date
+    /// keychaind stores is bounded) is written as its nearer end, never with its year cut to
+    /// four digits, which made year 12026 read as 2026, in the past.
     public static func write(millisecondsSince1970 milliseconds: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) {
         precondition(buffer.count == formattedLength)
+        let milliseconds = min(max(milliseconds, representable.lowerBound), representable.upperBound)
         var days = milliseconds / 86_400_000
         var rest = milliseconds % 86_400_000
         if rest < 0 {
@@ -49,6 +57,7 @@ public enum RFC3339 {
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; fractions beyond milliseconds are cut.
+    /// nil for a date whose offset takes it outside `representable` (`0000-01-01T00:00:00+01:00`).
     public static func parse(_ text: String) -> Date? {
         text.withUTF8Bytes { parse(utf8: $0) }
     }
@@ -106,6 +115,7 @@ public enum RFC3339 {
         else { return nil }
         let days = self.days(fromCivil: year, month, day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
+        guard representable.contains(seconds * 1000 + millisecond) else { return nil }
         return Date(millisecondsSince1970: seconds * 1000 + millisecond)
     }
 

@@ -12,6 +12,11 @@ public struct TokenMetadata: Sendable, Equatable {
     /// a refresh setting is refreshed when it has expired (and by the background refresher).
     public var refreshBefore: Int?
 
+    /// The longest an access token is stored as living, in seconds: ten years, whoever says how
+    /// long (a PUT's `expiresIn`, a provider's `expires_in`), so that every expiry stays far
+    /// inside what millisecond dates and RFC 3339's four-digit years hold.
+    public static let maximumLifetime: Int64 = 10 * 366 * 24 * 3600
+
     public init(expiresAt: Date? = nil, refreshBefore: Int? = nil) {
         self.expiresAt = expiresAt
         self.refreshBefore = refreshBefore

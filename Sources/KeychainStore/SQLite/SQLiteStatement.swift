@@ -92,7 +92,7 @@ final class SQLiteStatement {
         case SQLITE_NULL: return .null
         case SQLITE_INTEGER: return .integer(int64(column))
         case SQLITE_TEXT: return .text(text(column))
-        case SQLITE_FLOAT: return .integer(Int64(sqlite3_column_double(handle, column)))
+        case SQLITE_FLOAT: return .integer(Int64(saturating: sqlite3_column_double(handle, column)))
         default: return .blob(blob(column))
         }
     }

@@ -58,6 +58,11 @@ final class OAuthServer {
         _ = try call("POST", "/control", ["mode": mode, "delay": delay, "expiresIn": expiresIn])
     }
 
+    /// A hostile provider: /token answers `body` with HTTP `status` from now on, whatever it is asked.
+    func answer(status: Int, body: [String: Any]) throws {
+        _ = try call("POST", "/control", ["mode": "answer", "status": status, "body": body])
+    }
+
     /// A token pair issued to `clientId` as an authorization would.
     func seed(clientId: String) throws -> (accessToken: String, refreshToken: String) {
         let answer = try call("POST", "/seed", ["clientId": clientId])

@@ -12,9 +12,10 @@ rotation: each refresh answers a new refresh token and revokes the one presented
 (client_secret_post), both with the secret `s3cret-basic` / `s3cret-post`.
 
 The test drives it through a control API (plain JSON, not OAuth):
-- POST /control {"mode": "normal"|"slow"|"error"|"invalid_grant", "delay": seconds,
-  "expiresIn": seconds}: how /token answers from now on ("slow" sleeps `delay` then answers
-  normally; "error" answers 503; "invalid_grant" answers 400 invalid_grant).
+- POST /control {"mode": "normal"|"slow"|"error"|"invalid_grant"|"answer", "delay": seconds,
+  "expiresIn": seconds, "status": code, "body": object}: how /token answers from now on ("slow"
+  sleeps `delay` then answers normally; "error" answers 503; "invalid_grant" answers 400
+  invalid_grant; "answer" answers `body` with HTTP `status`, whatever was asked: a hostile provider).
 - POST /seed {"clientId", "user"}: issues a token pair as if an authorization had happened;
   answers {"access_token", "refresh_token"}.
 - GET /stats: {"calls": /token requests so far, "presented": every refresh token presented, in
@@ -44,7 +45,7 @@ CLIENTS = {
     "post-client": ("s3cret-post", "client_secret_post"),
 }
 lock = threading.Lock()
-control = {"mode": "normal", "delay": 0.0, "expiresIn": 3600}
+control = {"mode": "normal", "delay": 0.0, "expiresIn": 3600, "status": 200, "body": {}}
 stats = {"calls": 0, "presented": [], "authMethods": [], "issued": [], "inFlight": 0, "maxInFlight": 0}
 refresh_tokens = {}  # refresh token -> StoredToken
 
@@ -149,9 +150,9 @@ def token():
         stats["calls"] += 1
         stats["inFlight"] += 1
         stats["maxInFlight"] = max(stats["maxInFlight"], stats["inFlight"])
-        mode, delay = control["mode"], control["delay"]
+        mode, delay, canned = control["mode"], control["delay"], (control["body"], control["status"])
     try:
-        return answer_token(mode, delay)
+        return canned if mode == "answer" else answer_token(mode, delay)
     finally:
         with lock:
             stats["inFlight"] -= 1
@@ -171,7 +172,7 @@ def answer_token(mode, delay):
 def set_control():
     body = request.get_json()
     with lock:
-        for key in ("mode", "delay", "expiresIn"):
+        for key in ("mode", "delay", "expiresIn", "status", "body"):
             if key in body:
                 control[key] = body[key]
     return jsonify(control)
