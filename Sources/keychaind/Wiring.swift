@@ -16,8 +16,7 @@ enum Wiring {
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(),
-            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes),
-            keptRefreshTokens: refresher)
+            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes))
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
         router.addItemRoutes(service: service)

@@ -7,6 +7,8 @@ import Testing
 /// Refresh settings kept as items in `keychaind.refresh`, over the in-memory store.
 @Suite struct RefreshSettingStoreTests {
     let fixture = Fixture()
+    /// Reads the tokens back: a client is not answered a refresh token a setting keeps.
+    var admin: Client { Client(name: "root", accessGroups: fixture.app.accessGroups, role: .admin, createdAt: Date()) }
     var store: RefreshSettingStore {
         RefreshSettingStore(
             tokens: TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
@@ -50,7 +52,7 @@ import Testing
         stored.state = RefreshState(condition: .ok, lastRefreshAt: fixture.service.clock().truncatedToMilliseconds, failures: 0)
         let expiry = fixture.service.clock().addingTimeInterval(3600).truncatedToMilliseconds
         #expect(try store.store(grant, expiresAt: expiry, record: stored, startedFrom: start))
-        let tokens = try store.tokens.tokens(key.naming, client: fixture.app)
+        let tokens = try store.tokens.tokens(key.naming, client: admin)
         #expect(tokens.accessToken == "new" && tokens.refreshToken == "rotated" && tokens.expiresAt == expiry)
         #expect(try store.record(key)?.state == stored.state)
         #expect(try store.access(key).expiresAt == expiry)
@@ -77,7 +79,7 @@ import Testing
         let naming = key.naming
         // Nothing changed; a new access token alone (the refresh token kept) does not stop it.
         #expect(try exchangeStored(key) {})
-        #expect(try store.tokens.tokens(naming, client: fixture.app).refreshToken == "rotated")
+        #expect(try store.tokens.tokens(naming, client: admin).refreshToken == "rotated")
         #expect(try exchangeStored(key) {
             try store.tokens.save(TokenUpdate(accessToken: "B", refresh: .keep, expiresAt: nil), naming: naming, client: fixture.app)
         })
@@ -90,7 +92,7 @@ import Testing
         #expect(try !exchangeStored(key) {
             try store.tokens.save(TokenUpdate(accessToken: "C", refresh: .set("S"), expiresAt: nil), naming: naming, client: fixture.app)
         })
-        let tokens = try store.tokens.tokens(naming, client: fixture.app)
+        let tokens = try store.tokens.tokens(naming, client: admin)
         #expect(tokens.accessToken == "C" && tokens.refreshToken == "S")
         // A failure's state is not saved over a removed setting either.
         try store.save(record(key))

@@ -12,15 +12,10 @@ public final class KeychainService: Sendable {
     /// The most bytes (`ItemPage.bytes`) the items of one CopyMatching answer of several items
     /// hold before it is cut with a `next` cursor; nil: no bound. One item comes alone however large.
     public let maxPageBytes: Int?
-    /// Whose refresh tokens CopyMatching answers to admin clients only: the ones a refresh setting
-    /// keeps (`api.md` "Keeping tokens fresh": once keychaind refreshes, only keychaind needs them).
-    /// nil: every item is answered to every client of its group.
-    let keptRefreshTokens: (any TokenRefreshing)?
 
     public init(
         store: any ItemStore, certificateParser: any CertificateParser,
-        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil,
-        keptRefreshTokens: (any TokenRefreshing)? = nil
+        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil
     ) {
         precondition(pageSize > 0 && (maxPageBytes ?? 1) > 0)
         self.store = store
@@ -28,7 +23,6 @@ public final class KeychainService: Sendable {
         self.clock = clock
         self.pageSize = pageSize
         self.maxPageBytes = maxPageBytes
-        self.keptRefreshTokens = keptRefreshTokens
     }
 
     // MARK: - SecItemAdd
@@ -44,7 +38,10 @@ public final class KeychainService: Sendable {
             let item = Item(
                 itemClass: request.itemClass, persistentRef: .random(), attributes: common,
                 secret: request.secret ?? SecretBytes([UInt8]()))
-            try store.add([item])
+            try store.transaction { transaction in
+                try KeptRefreshTokens.refuseWrite(of: item, by: client, in: transaction)
+                try transaction.add([item])
+            }
             return FoundItem(item: item)
         case .certificate:
             let certificate = try makeCertificate(common, der: request.secret)
@@ -101,7 +98,9 @@ public final class KeychainService: Sendable {
     /// SecItemDelete of every query, then SecItemAdd of every request, in one store transaction:
     /// all of it or nothing (a primary-key clash is errSecDuplicateItem and nothing changed).
     /// Password and key classes only. Returns how many items were deleted (no match is not an
-    /// error here) and the added items as stored.
+    /// error here) and the added items as stored. This is the token routes' write: it replaces or
+    /// removes a refresh token keychaind keeps for a client too, which no other operation shows
+    /// or lets it change (`KeptRefreshTokens`).
     public func replace(deleting queries: [ItemQuery], adding requests: [NewItem], client: Client) throws
         -> (deleted: Int, added: [FoundItem])
     {
@@ -146,8 +145,12 @@ public final class KeychainService: Sendable {
                 if query.returnKinds.contains(.attributes) { contents.insert(.attributes) }
                 if query.returnKinds.contains(.data) { contents.insert(.secret) }
                 let groups = try self.visibleGroups(query, client: client)
-                return try transaction.find(self.filter(query, groups: groups), limit: 1, after: nil, reading: contents)
-                    .items.first
+                guard
+                    let item = try transaction.find(
+                        self.filter(query, groups: groups), limit: 1, after: nil, reading: contents.union(.attributes)
+                    ).items.first
+                else { return nil }
+                return try KeptRefreshTokens.hides(item, from: client, in: transaction) ? nil : item
             }
             guard try condition(stored) else { return nil }
             var deleted = 0
@@ -203,12 +206,12 @@ public final class KeychainService: Sendable {
         case .all:
             take = pageSize
         }
-        // Only what the return kinds need is read; identities join on attributes.
+        // Only what the return kinds need is read; identities join on attributes, and a kept
+        // refresh token is told from its attributes.
         var contents: ItemContents = []
-        // A refresh token is told from its attributes, so they are read for a client that may
-        // not be answered one.
-        let kept = client.role == .admin || query.itemClass != .genericPassword ? nil : keptRefreshTokens
-        if query.returnKinds.contains(.attributes) || query.itemClass == .identity || kept != nil {
+        if query.returnKinds.contains(.attributes) || query.itemClass == .identity
+            || KeptRefreshTokens.mayHide(query.itemClass, from: client)
+        {
             contents.insert(.attributes)
         }
         if query.returnKinds.contains(.data) { contents.insert(.secret) }
@@ -217,9 +220,9 @@ public final class KeychainService: Sendable {
         if query.itemClass == .identity {
             result = try findIdentities(query, groups: groups, take: take, maxBytes: maxBytes, reading: contents, in: store)
         } else {
-            let page = try store.find(
+            let page = try visiblePage(
                 filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents,
-                maxBytes: maxBytes)
+                maxBytes: maxBytes, client: client)
             result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
             result.next = page.next.map { PageCursor(after: $0, remaining: nil) }
         }
@@ -238,15 +241,36 @@ public final class KeychainService: Sendable {
         case .all:
             break
         }
-        if let kept { result.items = try result.items.filter { try !Self.isRefreshToken($0.item, keptBy: kept) } }
         guard !result.items.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
         return result
     }
 
-    private static func isRefreshToken(_ item: Item, keptBy refresher: any TokenRefreshing) throws -> Bool {
-        try TokenNaming.namings(ofRefreshToken: item).contains { naming in
-            try refresher.keepsRefreshToken(naming, group: item.accessGroup)
+    /// A page of `filter`'s matches as `client` may see them: kept refresh tokens it may not
+    /// see are passed over and the page filled from the matches after them, so that limits and
+    /// cursors count only what it sees.
+    private func visiblePage(
+        _ filter: ItemFilter, limit: Int, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?,
+        client: Client
+    ) throws -> ItemPage {
+        var page = try store.find(filter, limit: limit, after: cursor, reading: contents, maxBytes: maxBytes)
+        guard KeptRefreshTokens.mayHide(filter.itemClass, from: client) else { return page }
+        var visible: [Item] = []
+        var bytesLeft = maxBytes
+        var asked = limit
+        while true {
+            for item in page.items {
+                guard try !KeptRefreshTokens.hides(item, from: client, in: store) else { continue }
+                visible.append(item)
+                bytesLeft = bytesLeft.map { $0 - ItemPage.bytes(of: item) }
+            }
+            // A page cut by bytes (fewer items than asked for) ends where it was cut.
+            let wanted = limit - visible.count
+            guard wanted > 0, page.items.count == asked, let next = page.next, bytesLeft.map({ $0 > 0 }) ?? true
+            else { break }
+            asked = wanted
+            page = try store.find(filter, limit: wanted, after: next, reading: contents, maxBytes: bytesLeft)
         }
+        return ItemPage(items: visible, next: page.next)
     }
 
     // MARK: - SecItemUpdate
@@ -280,7 +304,14 @@ public final class KeychainService: Sendable {
         }
         let changes = ItemChanges(
             attributes: update.attributes.mapValues { Optional($0) }, secret: update.secret, modificationDate: now)
-        let count = try store.update(filter(query, groups: groups), with: changes)
+        let count = try writeVisible(
+            filter(query, groups: groups), client: client,
+            checking: { item, transaction in
+                var updated = item
+                updated.attributes.merge(update.attributes) { $1 }
+                try KeptRefreshTokens.refuseWrite(of: updated, by: client, in: transaction)
+            },
+            { filter, transaction in try transaction.update(filter, with: changes) })
         guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
         return count
     }
@@ -308,9 +339,44 @@ public final class KeychainService: Sendable {
             guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
             return identities.count
         }
-        let count = try store.delete(filter(query, groups: groups))
+        let count = try writeVisible(filter(query, groups: groups), client: client) { filter, transaction in
+            try transaction.delete(filter)
+        }
         guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
         return count
+    }
+
+    /// Runs `write` (an update or delete counting what it changed) on the matches of `filter`
+    /// that `client` may change, in one transaction: on `filter` itself when it hides nothing
+    /// from the client, else on each match the client sees, by its reference. A kept refresh
+    /// token the client may not see is thus neither changed nor counted (`KeptRefreshTokens`).
+    /// `check` is shown each match the client sees before anything is written.
+    private func writeVisible(
+        _ filter: ItemFilter, client: Client,
+        checking check: (Item, any ItemOperations) throws -> Void = { _, _ in },
+        _ write: (ItemFilter, any ItemOperations) throws -> Int
+    ) throws -> Int {
+        try store.transaction { transaction in
+            guard KeptRefreshTokens.mayHide(filter.itemClass, from: client) else { return try write(filter, transaction) }
+            var visible: [Item] = []
+            var hidesAny = false
+            for item in try transaction.find(filter, limit: nil, after: nil, reading: .attributes).items {
+                if try KeptRefreshTokens.hides(item, from: client, in: transaction) {
+                    hidesAny = true
+                    continue
+                }
+                try check(item, transaction)
+                visible.append(item)
+            }
+            guard hidesAny else { return try write(filter, transaction) }
+            var count = 0
+            for item in visible {
+                var one = filter
+                one.persistentRef = item.persistentRef
+                count += try write(one, transaction)
+            }
+            return count
+        }
     }
 
     // MARK: - Filters and groups
