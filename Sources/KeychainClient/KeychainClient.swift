@@ -29,7 +29,9 @@ import Synchronization
 /// never the token.
 public final class KeychainClient: Sendable {
     public struct Configuration: Sendable {
-        /// The server, e.g. `http://127.0.0.1:8420`. Routes are called under `/v1`.
+        /// The server, e.g. `http://127.0.0.1:8420`. Routes are called under `/v1`. Plain `http`
+        /// only to a loopback address or `localhost` (the client refuses it elsewhere); `https`
+        /// anywhere.
         public var baseURL: URL
         /// The client's bearer token (`kc_…`).
         public var token: String
@@ -98,6 +100,7 @@ public final class KeychainClient: Sendable {
     let authorizationCache: AuthorizationHeaderCache?
 
     public init(configuration: Configuration) throws {
+        try Self.checkPlaintext(configuration.baseURL)
         // NIO counts nanoseconds in an Int64: a timeout must be positive and finite (≤ 10^9 s).
         guard configuration.timeout > 0, configuration.timeout <= 1e9 else {
             throw KeychainError.param("timeout must be a positive number of seconds (at most 10^9)")
@@ -353,6 +356,32 @@ public final class KeychainClient: Sendable {
     private static func socketError(_ error: any Error) -> String {
         guard let error = error as? IOError else { return "\(error)" }
         return "\(String(cString: strerror(error.errnoCode))) (errno \(error.errnoCode))"
+    }
+
+    /// errSecParam for a plain `http` URL to a host that is not this machine: the bearer token
+    /// and every secret would cross the network in clear. Loopback addresses (127.0.0.0/8, `::1`)
+    /// and `localhost` may be plain, as keychaind itself allows (it listens elsewhere only with
+    /// TLS, or behind a TLS-terminating proxy, which the client then reaches over `https`).
+    static func checkPlaintext(_ url: URL) throws {
+        guard url.scheme?.lowercased() == "http" else { return }
+        let host = (url.host ?? "").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        guard !isLoopback(host) else { return }
+        throw KeychainError.param(
+            "plain http:// is refused to \(host.isEmpty ? "a URL without a host" : host), which is not a loopback address "
+                + "or localhost: the token and secrets would cross the network in clear; use https://")
+    }
+
+    /// Whether `host` is `localhost` or a literal loopback address (IPv4 127.0.0.0/8, IPv6 `::1`
+    /// or IPv4-mapped 127.0.0.0/8). Other names are not resolved: what they resolve to can change.
+    static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, host, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &ipv6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: ipv6) { Array($0) }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+        return bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
     }
 
     /// A path segment, percent-encoded (`/`, `?`, `#`, `%` and the like escaped).
