@@ -1,3 +1,4 @@
+public import Foundation
 public import KeychainAPI
 public import KeychainCore
 
@@ -12,6 +13,9 @@ public struct HTTPResponse: Sendable {
     /// A file sent as the body instead of `body` (which is then empty), without reading it into
     /// memory: the transport takes its descriptor (the backup answer). Nil for every other answer.
     public var bodyFile: ReadOnlyFile?
+    /// Set instead of an answer when the request waits for a token exchange (asked with
+    /// `ExchangeWait.handOff`): the transport holds no thread for it until `answer` is due.
+    public var deferred: DeferredAnswer?
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
@@ -43,10 +47,21 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// An answer that waits for a provider's token exchange: the transport suspends the request
+/// without holding a thread and, once `exchange` ends or `waitLimit` has passed, calls `answer`
+/// off its worker threads and sends what it returns (never itself deferred).
+public struct DeferredAnswer: Sendable {
+    public let exchange: PendingExchange
+    public let waitLimit: TimeInterval
+    public let answer: @Sendable () -> HTTPResponse
+}
+
 /// Answers requests. The transport (libmicrohttpd) calls this from its worker threads, so it must
 /// be safe to call concurrently; it never throws and never blocks on another request.
 public protocol HTTPResponder: Sendable {
-    func respond(to request: HTTPRequest) -> HTTPResponse
+    /// The answer; with `exchangeWait` `.handOff`, perhaps a `deferred` one, so that the calling
+    /// thread never waits for a token endpoint (`.block` waits, bounded, and never defers).
+    func respond(to request: HTTPRequest, exchangeWait: ExchangeWait) -> HTTPResponse
 
     /// Asked by the transport once the head (method, path, query, headers) of a request that
     /// declares a body has arrived, before it keeps any byte of the body: nil to read the body
@@ -58,4 +73,7 @@ public protocol HTTPResponder: Sendable {
 extension HTTPResponder {
     /// Reads every body.
     public func respond(toHead request: HTTPRequest) -> HTTPResponse? { nil }
+
+    /// The answer, waiting for a token exchange when it must (bounded): for callers that own their thread.
+    public func respond(to request: HTTPRequest) -> HTTPResponse { respond(to: request, exchangeWait: .block) }
 }

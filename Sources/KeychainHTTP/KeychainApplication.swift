@@ -1,3 +1,4 @@
+public import KeychainCore
 public import Logging
 
 /// The HTTP face of keychaind: the request is routed once, then passes a chain of middleware and
@@ -40,9 +41,15 @@ public struct KeychainApplication: HTTPResponder {
             RouteResponder(logger: logger)))))))
     }
 
-    public func respond(to request: HTTPRequest) -> HTTPResponse {
-        let started = Exchange.monotonicNanoseconds()
-        return run(request, router.match(method: request.method, path: request.path), started: started)
+    public func respond(to request: HTTPRequest, exchangeWait: ExchangeWait) -> HTTPResponse {
+        respond(to: request, exchangeWait: exchangeWait, started: Exchange.monotonicNanoseconds())
+    }
+
+    /// The answer; one deferred for a token exchange is answered again, from what is stored then,
+    /// timed from the request's first routing.
+    private func respond(to request: HTTPRequest, exchangeWait: ExchangeWait, started: UInt64) -> HTTPResponse {
+        let match = router.match(method: request.method, path: request.path)
+        return run(request, match, started: started, exchangeWait: exchangeWait)
     }
 
     /// Nil when the request's body is to be read: its route takes the caller its head names (or
@@ -56,11 +63,13 @@ public struct KeychainApplication: HTTPResponder {
         {
             return nil
         }
-        return run(request, match, started: started)
+        return run(request, match, started: started, exchangeWait: .block)
     }
 
     /// Runs the chain for `request` as the router matched it.
-    private func run(_ request: HTTPRequest, _ match: consuming Router.Match, started: UInt64) -> HTTPResponse {
+    private func run(
+        _ request: HTTPRequest, _ match: consuming Router.Match, started: UInt64, exchangeWait: ExchangeWait
+    ) -> HTTPResponse {
         var route: Router.Route?
         var parameters = PathParameters()
         var allowed: [HTTPMethod] = []
@@ -74,7 +83,13 @@ public struct KeychainApplication: HTTPResponder {
             break
         }
         var exchange = Exchange(route: route, allowedMethods: allowed, started: started)
-        var context = RequestContext(request: request, parameters: parameters)
-        return chain.respond(to: &context, &exchange)
+        var context = RequestContext(request: request, parameters: parameters, exchangeWait: exchangeWait)
+        var response = chain.respond(to: &context, &exchange)
+        if let awaited = exchange.awaited {
+            response.deferred = DeferredAnswer(exchange: awaited.exchange, waitLimit: awaited.waitLimit) { [self] in
+                respond(to: request, exchangeWait: .stored, started: started)
+            }
+        }
+        return response
     }
 }

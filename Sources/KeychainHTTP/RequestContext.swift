@@ -12,15 +12,18 @@ public struct RequestContext: Sendable {
     public let request: HTTPRequest
     public let parameters: PathParameters
     public internal(set) var client: Client?
+    /// Whether the handler may block its thread for a token exchange (server-side refresh).
+    public let exchangeWait: ExchangeWait
     /// Nil for a request without a body: there is nothing to keep (and nothing to allocate on
     /// the token fetch and item read).
     private let parsedBody: ParsedBody?
 
-    init(request: HTTPRequest, parameters: PathParameters, client: Client? = nil) {
+    init(request: HTTPRequest, parameters: PathParameters, client: Client? = nil, exchangeWait: ExchangeWait = .block) {
         let parsedBody = request.body.isEmpty ? nil : ParsedBody()
         self.request = request
         self.parameters = parameters
         self.client = client
+        self.exchangeWait = exchangeWait
         self.parsedBody = parsedBody
     }
 

@@ -1,14 +1,14 @@
 public import Foundation
 import KeychainConcurrency
 public import KeychainCore
+import Synchronization
 
 /// Keeps tokens fresh (`api.md` "Keeping tokens fresh"): decides when a service's tokens are due,
 /// runs one exchange per setting however many callers find them due at once (the others wait
 /// for it, at most `waitLimit`), stores the new tokens and state in one transaction before
 /// anyone is answered, and moves the state between ok, failing (jittered backoff) and
 /// needsReauth (no more calls).
-public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
-    // @unchecked: `inFlight` is only touched while `flights` is locked.
+public final class TokenRefresher: TokenRefreshing, Sendable {
     public let store: RefreshSettingStore
     let endpoint: any TokenEndpoint
     let waitLimit: TimeInterval
@@ -22,12 +22,8 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
     /// node exchanges a setting's refresh token at a time; nil with one node.
     let exchangeLock: (any RefreshExchangeLock)?
 
-    private let flights = NSCondition()
-    private var inFlight: [RefreshKey: Flight] = [:]
-
-    private final class Flight {
-        var done = false
-    }
+    /// The exchange running for each setting that has one (the single flight).
+    private let flights = Mutex<[RefreshKey: PendingExchange]>([:])
 
     public init(
         store: RefreshSettingStore, endpoint: any TokenEndpoint, waitLimit: TimeInterval = 15,
@@ -47,7 +43,7 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
 
     // MARK: - The fetch's questions (TokenRefreshing)
 
-    public func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client) throws -> Bool {
+    public func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client, wait: ExchangeWait) throws -> Bool {
         let groups = storedGroup.map { [$0] } ?? naming.accessGroup.map { [$0] } ?? client.accessGroups
         var found: RefreshRecord?
         for group in groups {
@@ -55,14 +51,39 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
             if found != nil { break }
         }
         guard let record = found else { return false }
-        try flight(record.key, force: false)
+        switch wait {
+        case .block:
+            try flight(record.key, force: false)
+        case .handOff:
+            // Only when there is something to wait for: a setting that will not call its
+            // provider (needsReauth, or failing within its backoff) is answered from what is stored.
+            if let running = flights.withLock({ $0[record.key] }) {
+                throw ExchangeInProgress(exchange: running, waitLimit: waitLimit)
+            }
+            if mayCallProvider(record.state) {
+                throw ExchangeInProgress(exchange: startFlight(record.key, force: false), waitLimit: waitLimit)
+            }
+        case .stored:
+            break
+        }
         let access = try store.access(record.key)
         if access.stored, access.expiresAt.map({ $0 > clock() }) ?? true { return true }
         let state = try store.record(record.key)?.state ?? record.state
+        let running = flights.withLock { $0[record.key] } != nil ? ", an exchange is still in progress" : ""
         throw KeychainError(
             .serviceNotAvailable,
-            "no valid access token for \(record.key): the refresh is \(state.condition.rawValue)"
+            "no valid access token for \(record.key): the refresh is \(state.condition.rawValue)\(running)"
                 + (state.lastError.map { " (\($0))" } ?? ""))
+    }
+
+    /// Whether an exchange started now could call the provider: not in needsReauth, nor while a
+    /// failing setting's backoff lasts.
+    private func mayCallProvider(_ state: RefreshState) -> Bool {
+        switch state.condition {
+        case .ok: true
+        case .needsReauth: false
+        case .failing: state.nextRefreshAt.map { $0 <= clock() } ?? true
+        }
     }
 
     public func tokensSaved(_ naming: TokenNaming, group: String) throws {
@@ -97,9 +118,13 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
 
     /// Refreshes now whatever the state (a setting in needsReauth tries again) and answers the
     /// record as it is afterwards.
-    public func refreshNow(_ key: RefreshKey) throws -> RefreshRecord {
+    public func refreshNow(_ key: RefreshKey, wait: ExchangeWait) throws -> RefreshRecord {
         guard try store.record(key) != nil else { throw Self.noSetting(key) }
-        try flight(key, force: true)
+        switch wait {
+        case .block: try flight(key, force: true)
+        case .handOff: throw ExchangeInProgress(exchange: startFlight(key, force: true), waitLimit: waitLimit)
+        case .stored: break
+        }
         guard let record = try store.record(key) else { throw Self.noSetting(key) }
         return record
     }
@@ -165,25 +190,45 @@ public final class TokenRefresher: TokenRefreshing, @unchecked Sendable {
 
     // MARK: - Single flight
 
-    /// Runs the exchange for `key` unless one is running; then waits for that one instead (at
-    /// most `waitLimit`). `force`: exchange even when the tokens are not due.
+    /// Runs the exchange for `key` on this thread unless one is running; then waits for that one
+    /// instead (at most `waitLimit`). `force`: exchange even when the tokens are not due.
     func flight(_ key: RefreshKey, force: Bool) throws {
-        flights.lock()
-        if let running = inFlight[key] {
-            let deadline = Date().addingTimeInterval(waitLimit)
-            while !running.done, flights.wait(until: deadline) {}
-            flights.unlock()
+        let (pending, isNew) = claimFlight(key)
+        guard isNew else {
+            pending.wait(upTo: waitLimit)
             return
         }
-        let flight = Flight()
-        inFlight[key] = flight
-        flights.unlock()
+        try run(pending, key, force: force)
+    }
+
+    /// The exchange running for `key`, or one started now on a thread of its own, so that no
+    /// caller's thread waits for the provider. What it stores (or why it failed) is read back
+    /// from the store by whoever waited; an error of the store itself ends it unreported, and
+    /// the next fetch or background round tries again.
+    func startFlight(_ key: RefreshKey, force: Bool) -> PendingExchange {
+        let (pending, isNew) = claimFlight(key)
+        guard isNew else { return pending }
+        let thread = Thread { [self] in try? run(pending, key, force: force) }
+        thread.name = "keychaind-exchange"
+        thread.start()
+        return pending
+    }
+
+    /// The running exchange for `key`, or a new one (`isNew`) that the caller must run.
+    private func claimFlight(_ key: RefreshKey) -> (PendingExchange, isNew: Bool) {
+        flights.withLock { flights in
+            if let running = flights[key] { return (running, false) }
+            let pending = PendingExchange()
+            flights[key] = pending
+            return (pending, true)
+        }
+    }
+
+    /// Runs the claimed exchange, then lets it go and tells its waiters.
+    private func run(_ pending: PendingExchange, _ key: RefreshKey, force: Bool) throws {
         defer {
-            flights.lock()
-            flight.done = true
-            inFlight[key] = nil
-            flights.broadcast()
-            flights.unlock()
+            flights.withLock { $0[key] = nil }
+            pending.finish()
         }
         guard let exchangeLock else { return try exchange(key, force: force) }
         // Another node's exchange holds it: once it is done, this one reads what that stored

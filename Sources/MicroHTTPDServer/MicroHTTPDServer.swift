@@ -33,6 +33,8 @@ public final class MicroHTTPDServer: Sendable {
     /// only request in progress: then no other waits behind it, and it is spared the hop.
     let offloads: @Sendable (HTTPRequest) -> Bool
     let offload = Offload(maxThreads: 64)
+    /// Requests suspended until a token exchange ends (`DeferredAnswer`), until resumed.
+    let deferredAnswers = Atomic<Int>(0)
 
     public init(
         responder: any HTTPResponder, settings: ServerSettings, logger: Logger,
@@ -78,15 +80,31 @@ public final class MicroHTTPDServer: Sendable {
         if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
         // libmicrohttpd may not stop with a connection suspended: the offloaded answers (each a
         // write waiting for its commit) resume theirs first.
-        while offload.unfinished > 0 { usleep(1_000) }
+        while offload.unfinished > 0 || deferredAnswers.load(ordering: .acquiring) > 0 { usleep(1_000) }
         handle.stop()
         headerDeadline.stop()
     }
 
     // MARK: Called from libmicrohttpd's threads
 
-    /// The answer for a fully received request.
-    func answer(_ request: HTTPRequest) -> HTTPResponse { responder.respond(to: request) }
+    /// The answer for a fully received request; a deferred one when it must wait for a token
+    /// exchange, which no thread of ours waits for (`answerLater`).
+    func answer(_ request: HTTPRequest) -> HTTPResponse { responder.respond(to: request, exchangeWait: .handOff) }
+
+    /// Answers a suspended request once the exchange it waits for ends (or its wait limit passes):
+    /// the answer is made on an offload thread, then the connection resumed. A provider that
+    /// hangs holds no worker and no offload thread, only the suspended connections of its callers.
+    func answerLater(_ deferred: DeferredAnswer, _ suspended: Suspended) {
+        deferredAnswers.add(1, ordering: .relaxed)
+        deferred.exchange.whenFinished(orAfter: deferred.waitLimit) { [self] in
+            offload.run { [self] in
+                suspended.pending.answer = deferred.answer()
+                suspended.pending.wipeBody()
+                MHD_resume_connection(suspended.connection)
+                deferredAnswers.subtract(1, ordering: .releasing)
+            }
+        }
+    }
 
     /// The answer to a request refused on its head, or nil to read its body.
     func answer(head request: HTTPRequest) -> HTTPResponse? { responder.respond(toHead: request) }
@@ -274,13 +292,21 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         MHD_suspend_connection(connection)
         let suspended = Suspended(connection: connection, pending: pending)
         server.offload.run {
-            suspended.pending.answer = server.answer(request)
+            let response = server.answer(request)
+            if let deferred = response.deferred { return server.answerLater(deferred, suspended) }
+            suspended.pending.answer = response
             if !body.isEmpty { suspended.pending.wipeBody() }
             MHD_resume_connection(suspended.connection)
         }
         return .YES
     }
     let response = server.answer(request)
+    if let deferred = response.deferred {
+        // The body stays for the deferred answer (which reads the request again) and is wiped after it.
+        MHD_suspend_connection(connection)
+        server.answerLater(deferred, Suspended(connection: connection, pending: pending))
+        return .YES
+    }
     // The handler is done with the body: its bytes (a secret, perhaps) are zeroed now.
     if !body.isEmpty { pending.wipeBody() }
     return queue(response, on: connection)

@@ -6,13 +6,16 @@ public protocol TokenRefreshing: Sendable {
     /// Brings the tokens `naming` names up to date when a refresh setting covers them (one
     /// exchange per setting however many callers ask at once; the others wait, bounded).
     ///
-    /// - Parameter storedGroup: the group the access token was found in; nil when none was found
-    ///   (then every group `client` may search for `naming` is tried).
+    /// - Parameters:
+    ///   - storedGroup: the group the access token was found in; nil when none was found (then
+    ///     every group `client` may search for `naming` is tried).
+    ///   - wait: whether the calling thread may wait for the exchange.
     /// - Returns: false when no setting covers the tokens (the caller answers as it would without
     ///   refresh); true when a valid access token is now stored (read it again).
     /// - Throws: errSecServiceNotAvailable (HTTP 502) when a setting covers them, no valid
     ///   access token is stored and the refresh failed; its detail carries the provider's error.
-    func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client) throws -> Bool
+    ///   `ExchangeInProgress` when `wait` is `.handOff` and an exchange is to be waited for.
+    func refresh(_ naming: TokenNaming, storedGroup: String?, client: Client, wait: ExchangeWait) throws -> Bool
 
     /// The `refreshBefore` of the setting that keeps the tokens `naming` names in `group`; nil
     /// when none does. Asked before a client stores new tokens.
@@ -32,8 +35,9 @@ public protocol TokenRefreshing: Sendable {
     /// Stores (or replaces) the setting for `key`; its state starts afresh.
     func configure(_ setting: RefreshSetting, for key: RefreshKey) throws -> RefreshRecord
 
-    /// Refreshes now, whatever the state; the record as it is afterwards.
-    func refreshNow(_ key: RefreshKey) throws -> RefreshRecord
+    /// Refreshes now, whatever the state; the record as it is afterwards. With `wait` `.handOff`,
+    /// throws `ExchangeInProgress` (the exchange started or joined); with `.stored`, only reads.
+    func refreshNow(_ key: RefreshKey, wait: ExchangeWait) throws -> RefreshRecord
 
     /// Removes the setting (the tokens stay); how many were removed.
     func removeSetting(_ key: RefreshKey) throws -> Int

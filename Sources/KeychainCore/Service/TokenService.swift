@@ -62,8 +62,8 @@ public final class TokenService: Sendable {
     /// Both tokens, refreshed first when due; errSecItemNotFound when no access token is stored.
     /// The refresh token of tokens a refresh setting keeps is answered to admin clients only:
     /// once keychaind refreshes, only keychaind needs it.
-    public func tokens(_ naming: TokenNaming, client: Client) throws -> Tokens {
-        let access = try freshAccess(naming, client: client, answeringStored: true)
+    public func tokens(_ naming: TokenNaming, client: Client, wait: ExchangeWait = .block) throws -> Tokens {
+        let access = try freshAccess(naming, client: client, wait: wait, answeringStored: true)
         var refresh = try item(naming, .refreshToken, client: client)
         if refresh != nil, client.role != .admin, let refresher,
             try refresher.keepsRefreshToken(naming, group: access.item.accessGroup)
@@ -92,8 +92,8 @@ public final class TokenService: Sendable {
     /// text (possible for an item written through the item routes; PUT refuses both). A header
     /// `Bearer ` with nothing after it is never answered. Reads the access token alone: this is
     /// the route backend services call on every request.
-    public func authorization(_ naming: TokenNaming, client: Client) throws -> Authorization {
-        let fresh = try freshAccess(naming, client: client)
+    public func authorization(_ naming: TokenNaming, client: Client, wait: ExchangeWait = .block) throws -> Authorization {
+        let fresh = try freshAccess(naming, client: client, wait: wait)
         if fresh.expired, let expiresAt = fresh.expiresAt {
             throw KeychainError.itemNotFound(
                 "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
@@ -133,12 +133,15 @@ public final class TokenService: Sendable {
     /// expired or within `refreshBefore` of expiry. Not due: one compare of the expiry its
     /// metadata holds, as before refresh existed. `answeringStored`: a failed refresh answers
     /// what is stored (`GET /tokens/{service}` shows an expired token as such) instead of throwing.
-    private func freshAccess(_ naming: TokenNaming, client: Client, answeringStored: Bool = false) throws -> Access {
+    /// `wait`: whether this thread may wait for an exchange (`ExchangeInProgress` is thrown when not).
+    private func freshAccess(
+        _ naming: TokenNaming, client: Client, wait: ExchangeWait, answeringStored: Bool = false
+    ) throws -> Access {
         let item: Item
         do {
             item = try find(naming, .accessToken, client: client)
         } catch let error as KeychainError where error.code == .itemNotFound {
-            guard let refresher, try refresher.refresh(naming, storedGroup: nil, client: client) else { throw error }
+            guard let refresher, try refresher.refresh(naming, storedGroup: nil, client: client, wait: wait) else { throw error }
             return access(try find(naming, .accessToken, client: client))
         }
         guard let metadata = metadata(of: item), let expiresAt = metadata.expiresAt else {
@@ -151,7 +154,7 @@ public final class TokenService: Sendable {
         let stored = Access(item: item, expiresAt: expiresAt, expired: left <= 0, freshUntil: freshUntil)
         guard let refresher else { return stored }
         do {
-            guard try refresher.refresh(naming, storedGroup: item.accessGroup, client: client) else { return stored }
+            guard try refresher.refresh(naming, storedGroup: item.accessGroup, client: client, wait: wait) else { return stored }
         } catch let error as KeychainError where error.code == .serviceNotAvailable && answeringStored {
             return stored
         }

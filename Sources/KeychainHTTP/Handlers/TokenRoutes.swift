@@ -15,10 +15,11 @@ extension Router {
             return .json(StatusAnswer.tokensSaved(replaced: replaced, expiresAt: update.expiresAt))
         }
         add(.get, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
-            .json(TokensAnswer(try tokens.tokens(context.tokenNaming(), client: context.caller)))
+            .json(TokensAnswer(try tokens.tokens(context.tokenNaming(), client: context.caller, wait: context.exchangeWait)))
         }
         add(.get, "/tokens/{service}/authorization", access: .client, audit: .pathParameters) { context in
-            let authorization = try tokens.authorization(context.tokenNaming(), client: context.caller)
+            let authorization = try tokens.authorization(
+                context.tokenNaming(), client: context.caller, wait: context.exchangeWait)
             var response = HTTPResponse.json(AuthorizationAnswer(header: authorization.header))
             if let seconds = authorization.freshForSeconds {
                 response.headers.append((AuthorizationAnswer.freshForHeader, String(seconds)))
@@ -44,7 +45,7 @@ extension Router {
             .json(RefreshAnswer(try context.storedRefresh(refresher)))
         }
         add(.post, "/tokens/{service}/refresh", access: .client, audit: .pathParameters) { context in
-            .json(RefreshAnswer(try refresher.refreshNow(context.storedRefresh(refresher).key)))
+            .json(RefreshAnswer(try refresher.refreshNow(context.storedRefresh(refresher).key, wait: context.exchangeWait)))
         }
         add(.delete, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
             .json(StatusAnswer.count(.deleted, try refresher.removeSetting(context.storedRefresh(refresher).key)))

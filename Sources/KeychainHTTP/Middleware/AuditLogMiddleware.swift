@@ -11,7 +11,7 @@ struct AuditLogMiddleware<Next: Middleware>: Middleware {
 
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         let response = next.respond(to: &context, &exchange)
-        guard let auditor, !exchange.throttled else { return response }
+        guard let auditor, !exchange.throttled, exchange.awaited == nil else { return response }
         var entry = exchange.audit.take() ?? auditor.begin(context.request, route: exchange.routeName)
         entry.client = context.client?.name
         entry.status = response.status

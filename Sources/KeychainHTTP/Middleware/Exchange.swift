@@ -27,6 +27,10 @@ struct Exchange {
     var throttled = false
     /// The audit entry, once the request is authenticated (or its outcome is written).
     var audit: Auditor.Entry?
+    /// Set when the handler must wait for a token exchange and may not block (`ExchangeWait.handOff`):
+    /// the answer so far is no answer, and nothing of it is logged, counted or audited; the
+    /// request is answered again once the exchange ends.
+    var awaited: ExchangeInProgress?
 
     init(route: Router.Route?, allowedMethods: [HTTPMethod], started: UInt64) {
         self.route = route

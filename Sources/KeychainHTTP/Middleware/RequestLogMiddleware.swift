@@ -15,7 +15,7 @@ struct RequestLogMiddleware<Next: Middleware>: Middleware {
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         let response = next.respond(to: &context, &exchange)
         // Off (keychaind's default level is info): nothing of the line is copied out of the request.
-        guard log.logLevel <= .debug else { return response }
+        guard log.logLevel <= .debug, exchange.awaited == nil else { return response }
         let microseconds = exchange.elapsedNanoseconds() / 1000
         let method = context.request.method
         let route = exchange.routeName

@@ -24,6 +24,9 @@ struct RouteResponder: Middleware {
             let response = try route.handler(context)
             exchange.osStatus = response.status < 400 ? 0 : nil
             return response
+        } catch let pending as ExchangeInProgress {
+            exchange.awaited = pending
+            return HTTPResponse(status: 503)
         } catch {
             return exchange.answer(error, logger: logger)
         }
