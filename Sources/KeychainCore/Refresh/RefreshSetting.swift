@@ -84,4 +84,14 @@ public struct RefreshState: Sendable, Equatable {
         self.failures = failures
         self.lastError = lastError
     }
+
+    /// Whether the state holds off calls to the provider at `now`: needsReauth, or failing within
+    /// its backoff. A client's "refresh now" is answered without a call then (an admin's is not).
+    public func holdsOffCalls(at now: Date) -> Bool {
+        switch condition {
+        case .ok: false
+        case .needsReauth: true
+        case .failing: nextRefreshAt.map { $0 > now } ?? false
+        }
+    }
 }

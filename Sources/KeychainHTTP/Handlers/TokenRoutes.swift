@@ -1,3 +1,4 @@
+import Foundation
 import KeychainAPI
 public import KeychainCore
 
@@ -29,13 +30,13 @@ extension Router {
         add(.delete, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             .json(StatusAnswer.count(.deleted, try tokens.delete(context.tokenNaming(), client: context.caller)))
         }
-        if let refresher { addRefreshRoutes(refresher: refresher) }
+        if let refresher { addRefreshRoutes(refresher: refresher, clock: tokens.items.clock) }
     }
 
     /// The refresh setting of a service's tokens. Creating, replacing and removing one is for
     /// admin clients only (it makes the server call out to a URL); reading it and asking for a
     /// refresh now, for any client with the tokens' group. No answer carries the client secret.
-    private mutating func addRefreshRoutes(refresher: any TokenRefreshing) {
+    private mutating func addRefreshRoutes(refresher: any TokenRefreshing, clock: @escaping @Sendable () -> Date) {
         add(.put, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
             let naming = try context.tokenNaming()
             let setting = try RefreshPutRequest(decoding: context.jsonBody()).setting
@@ -45,7 +46,12 @@ extension Router {
             .json(RefreshAnswer(try context.storedRefresh(refresher)))
         }
         add(.post, "/tokens/{service}/refresh", access: .client, audit: .pathParameters) { context in
-            .json(RefreshAnswer(try refresher.refreshNow(context.storedRefresh(refresher).key, wait: context.exchangeWait)))
+            // A client may not make keychaind call a provider that refused the grant or is within
+            // its backoff (any client could get the app rate-limited): it gets the record as it
+            // is. An admin forces the call.
+            let stored = try context.storedRefresh(refresher)
+            if context.caller.role != .admin, stored.state.holdsOffCalls(at: clock()) { return .json(RefreshAnswer(stored)) }
+            return .json(RefreshAnswer(try refresher.refreshNow(stored.key, wait: context.exchangeWait)))
         }
         add(.delete, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
             .json(StatusAnswer.count(.deleted, try refresher.removeSetting(context.storedRefresh(refresher).key)))
