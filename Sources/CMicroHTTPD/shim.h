@@ -97,6 +97,46 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 
+/* Header lines RFC 9112 refuses that libmicrohttpd 0.9.75 parses (where a proxy in front may
+ * parse them otherwise, or refuse them): a field name that ends or starts in whitespace
+ * (`Transfer-Encoding : chunked`, §5.1; libmicrohttpd keeps the space in the name) gives 1, a line
+ * continued on the next with leading whitespace (obs-fold, §5.2; libmicrohttpd glues the
+ * continuation onto the field's name, copied to a block of its own, outside the request's header
+ * block from `method` for MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE bytes) gives 2; 0 otherwise.
+ * Only the names' bytes are read; the block is compared by address. */
+struct CMicroHTTPD_header_lines {
+    const char *start;
+    const char *end;
+    int problem;
+};
+
+static enum MHD_Result CMicroHTTPD_header_line(void *cls, enum MHD_ValueKind kind, const char *name, size_t name_size,
+                                               const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value;
+    (void)value_size;
+    struct CMicroHTTPD_header_lines *lines = cls;
+    if (name == NULL) return MHD_YES;
+    if (name_size > 0 && (name[0] == ' ' || name[0] == '\t' || name[name_size - 1] == ' ' || name[name_size - 1] == '\t'))
+        lines->problem = 1;
+    else if (lines->start != NULL && (name < lines->start || name >= lines->end))
+        lines->problem = 2;
+    return lines->problem == 0 ? MHD_YES : MHD_NO;
+}
+
+static inline int CMicroHTTPD_header_line_problem(struct MHD_Connection *connection, const char *method)
+{
+    struct CMicroHTTPD_header_lines lines = { NULL, NULL, 0 };
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (info != NULL && method != NULL && info->header_size > 0) {
+        lines.start = method;
+        lines.end = method + info->header_size;
+    }
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, CMicroHTTPD_header_line, &lines);
+    return lines.problem;
+}
+
 /* The port the daemon listens on (useful when it was asked for port 0). */
 static inline uint16_t CMicroHTTPD_bound_port(struct MHD_Daemon *daemon)
 {

@@ -210,7 +210,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         server.inFlight.add(1, ordering: .relaxed)
         markWatched(connection, waitingSince: HeaderDeadline.Connection.answering)
         pending.headers = values(of: connection, kind: .HEADER_KIND, strict: false, lowercasingNames: true) ?? []
-        let framing = Framing(pending.headers)
+        let framing = Framing(pending.headers, connection: connection, method: method)
         if let problem = framing.problem {
             // Ambiguous framing (request smuggling's raw material): refuse at once; an early
             // answer makes libmicrohttpd close the connection, so nothing after it is read.
