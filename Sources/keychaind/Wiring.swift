@@ -15,7 +15,7 @@ enum Wiring {
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
-            store: vault.items, certificateParser: X509CertificateParser(),
+            store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault),
             maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes))
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
@@ -38,6 +38,12 @@ enum Wiring {
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
             authFailureLimiter: limiter)
+    }
+
+    /// Page cursors sealed under a key derived from the master key, as the audit tags are.
+    private static func pageCursors(_ vault: any ServedVault) -> PageCursorSeal {
+        let keyring = vault.keyring
+        return PageCursorSeal { keyring.derivedMAC(label: PageCursorSeal.keyLabel, $0, into: $1) }
     }
 
     /// Health's storage part: on PostgreSQL, whether the database answers; nothing on SQLite.
@@ -67,7 +73,8 @@ enum Wiring {
     static func refresher(
         vault: any ServedVault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
     ) -> TokenRefresher {
-        let service = KeychainService(store: vault.items, certificateParser: X509CertificateParser())
+        let service = KeychainService(
+            store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
         let store = RefreshSettingStore(
             tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
         let outbound = OutboundHTTPSettings(

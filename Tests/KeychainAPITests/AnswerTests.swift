@@ -50,7 +50,7 @@ struct AnswerTests {
     }
 
     @Test func aListCarriesItsCursor() throws {
-        let next = PageCursor(after: ItemCursor(afterSequence: 7), remaining: 2)
+        let next = PageCursor(token: "c2VhbGVk")
         let answer = ItemListAnswer(
             MatchResult(items: [Self.item(secret: Array("x".utf8)), Self.item(secret: [])], next: next), returning: .data)
         #expect(Self.text(answer)

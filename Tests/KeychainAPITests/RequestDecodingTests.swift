@@ -254,7 +254,6 @@ import Testing
         QueryCase(.delete, [("return", "data"), ("service", "s")], nil),
         QueryCase(.delete, [("all", "true")], nil),
         QueryCase(.delete, [("all", "sure")], .param),
-        QueryCase(.copyMatching, [("cursor", "garbage")], .param),
         QueryCase(.copyMatching, [("persistentRef", "short")], .param),
         QueryCase(.copyMatching, [("value", "x"), ("data", "AAE=")], .param),
     ]
@@ -329,11 +328,11 @@ import Testing
         #expect(status { try ItemUpdate(decoding: JSONBody(testCase.pairs), of: testCase.itemClass) } == testCase.expected)
     }
 
-    @Test func cursorRoundTrips() throws {
-        let cursor = PageCursor(after: ItemCursor(afterSequence: 42), remaining: 7)
-        #expect(PageCursor(token: cursor.token) == cursor)
-        let open = PageCursor(after: ItemCursor(afterSequence: 9), remaining: nil)
-        #expect(PageCursor(token: open.token) == open)
-        #expect(PageCursor(token: "garbage") == nil)
+    @Test func aCursorIsKeptAsSentForTheServiceToOpen() throws {
+        let query = try ItemQuery(
+            decoding: [QueryParameter(name: "limit", value: "all"), QueryParameter(name: "cursor", value: "garbage")],
+            of: .genericPassword, for: .copyMatching)
+        #expect(query.cursor == PageCursor(token: "garbage"))
+        #expect(query.queryParameters(for: .copyMatching).contains { $0.name == "cursor" && $0.value == "garbage" })
     }
 }

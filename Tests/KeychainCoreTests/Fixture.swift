@@ -19,7 +19,7 @@ final class Fixture: Sendable {
     init(pageSize: Int = 1000) {
         let ticks = self.ticks
         service = KeychainService(
-            store: store, certificateParser: StubCertificateParser(),
+            store: store, certificateParser: StubCertificateParser(), cursors: .forTests,
             clock: {
                 let tick = ticks.value.withLock { value -> Int64 in
                     value += 1

@@ -15,7 +15,7 @@ final class TestServer: Sendable {
     let adminToken: String
 
     init(auditor: Auditor? = nil) throws {
-        let service = KeychainService(store: items, certificateParser: StubCertificateParser())
+        let service = KeychainService(store: items, certificateParser: StubCertificateParser(), cursors: .forTests)
         var router = Router()
         router.addItemRoutes(service: service)
         router.addClientRoutes(clients: clients, tokens: tokens)

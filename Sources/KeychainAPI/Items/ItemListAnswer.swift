@@ -36,10 +36,8 @@ public struct ItemListAnswer: JSONAnswer {
         guard case .array(let items)? = json["items"] else { throw KeychainError.decode("the answer has no \"items\"") }
         self.items = try items.map(AnsweredItem.init(decoding:))
         next = try json["next"].map { value in
-            guard let token = value.stringValue, let cursor = PageCursor(token: token) else {
-                throw KeychainError.decode("the answer's \"next\" is not a cursor")
-            }
-            return cursor
+            guard let token = value.stringValue else { throw KeychainError.decode("the answer's \"next\" is not a cursor") }
+            return PageCursor(token: token)
         }
     }
 }

@@ -31,11 +31,7 @@ extension ItemQuery {
                     let kinds = try ItemArguments.returnKinds(text)
                     if operation == .copyMatching { query.returnKinds = kinds }  // a delete's is ignored
                 case .caseInsensitive: query.caseInsensitive = try ItemArguments.bool(text, name)
-                case .cursor:
-                    guard let cursor = PageCursor(token: text) else {
-                        throw KeychainError.param("\"cursor\" is not a cursor this server gave")
-                    }
-                    query.cursor = cursor
+                case .cursor: query.cursor = PageCursor(token: text)  // opened by KeychainService
                 case .all: query.deleteAll = try ItemArguments.bool(text, name)
                 }
                 continue

@@ -85,17 +85,19 @@ public struct ItemQuery: Sendable {
     }
 }
 
-/// Where the next page of a CopyMatching answer starts, and how many items the query's numeric
-/// limit still allows. Answers spell it as an opaque token (`next`, given back as `cursor`).
+/// Where the next page of a CopyMatching answer starts, as the answer's `next` gives it and a
+/// query's `cursor` gives it back: opaque, sealed by `PageCursorSeal` for one query and client.
 public struct PageCursor: Sendable, Equatable {
-    public var after: ItemCursor
-    /// Items still allowed by a numeric limit; nil for `all`.
-    public var remaining: Int?
+    public let token: String
 
-    public init(after: ItemCursor, remaining: Int?) {
-        self.after = after
-        self.remaining = remaining
-    }
+    public init(token: String) { self.token = token }
+}
+
+/// A page cursor opened: the item the next page starts after, and how many items the query's
+/// numeric limit still allows (nil for `all`).
+struct PagePosition: Equatable {
+    var after: ItemCursor
+    var remaining: Int?
 }
 
 /// The attributes and secret an update sets (SecItemUpdate's attributesToUpdate).

@@ -30,12 +30,12 @@ extension KeychainService {
     /// names them. With `maxBytes`, certificates are read one at a time, so that the page can end
     /// right before the identity that would take it past `maxBytes` (the first always comes).
     func findIdentities(
-        _ query: ItemQuery, groups: [String], take: Int, maxBytes: Int? = nil, reading contents: ItemContents,
-        in items: any ItemOperations
-    ) throws -> MatchResult {
+        _ query: ItemQuery, groups: [String], take: Int, after start: ItemCursor?, maxBytes: Int? = nil,
+        reading contents: ItemContents, in items: any ItemOperations
+    ) throws -> (items: [FoundItem], next: ItemCursor?) {
         let (certificateFilter, keyAttributes) = identityFilters(query, groups: groups)
         var found: [FoundItem] = []
-        var cursor = query.cursor?.after
+        var cursor = start
         var bytes = 0
         while found.count < take {
             let page = try items.find(
@@ -47,27 +47,25 @@ extension KeychainService {
                 else { continue }
                 if let maxBytes {
                     bytes += ItemPage.bytes(of: certificate) + ItemPage.bytes(of: key)
-                    if !found.isEmpty, bytes > maxBytes {
-                        return MatchResult(items: found, next: cursor.map { PageCursor(after: $0, remaining: nil) })
-                    }
+                    if !found.isEmpty, bytes > maxBytes { return (found, cursor) }
                 }
                 found.append(FoundItem(identityCertificate: certificate, key: key))
             }
-            guard let next = page.next else { return MatchResult(items: found, next: nil) }
+            guard let next = page.next else { return (found, nil) }
             cursor = next
         }
-        return MatchResult(items: found, next: cursor.map { PageCursor(after: $0, remaining: nil) })
+        return (found, cursor)
     }
 
     func allIdentities(_ query: ItemQuery, groups: [String], in items: any ItemOperations) throws -> [FoundItem] {
         var all: [FoundItem] = []
-        var paged = query
-        paged.cursor = nil
+        var cursor: ItemCursor?
         while true {
-            let page = try findIdentities(paged, groups: groups, take: pageSize, reading: .attributes, in: items)
+            let page = try findIdentities(
+                query, groups: groups, take: pageSize, after: cursor, reading: .attributes, in: items)
             all += page.items
             guard let next = page.next else { return all }
-            paged.cursor = next
+            cursor = next
         }
     }
 

@@ -12,9 +12,11 @@ public final class KeychainService: Sendable {
     /// The most bytes (`ItemPage.bytes`) the items of one CopyMatching answer of several items
     /// hold before it is cut with a `next` cursor; nil: no bound. One item comes alone however large.
     public let maxPageBytes: Int?
+    /// Seals the `next` cursors of answers and opens the `cursor` of queries.
+    let cursors: PageCursorSeal
 
     public init(
-        store: any ItemStore, certificateParser: any CertificateParser,
+        store: any ItemStore, certificateParser: any CertificateParser, cursors: PageCursorSeal,
         clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil
     ) {
         precondition(pageSize > 0 && (maxPageBytes ?? 1) > 0)
@@ -23,6 +25,7 @@ public final class KeychainService: Sendable {
         self.clock = clock
         self.pageSize = pageSize
         self.maxPageBytes = maxPageBytes
+        self.cursors = cursors
     }
 
     // MARK: - SecItemAdd
@@ -191,16 +194,18 @@ public final class KeychainService: Sendable {
     // MARK: - SecItemCopyMatching
 
     /// The items matching `query`, in creation order, shaped by its limit (one page at most: up
-    /// to `pageSize` items and `maxPageBytes` bytes). No match: errSecItemNotFound.
+    /// to `pageSize` items and `maxPageBytes` bytes). No match: errSecItemNotFound. A cursor that
+    /// `cursors` did not seal for this query and client is errSecParam.
     public func copyMatching(_ query: ItemQuery, client: Client) throws -> MatchResult {
         let groups = try visibleGroups(query, client: client)
+        let position = try query.cursor.map { try cursors.open($0, query: query, client: client) }
         let take: Int
         var remainingAfter: Int?
         switch query.limit {
         case .one, .count(1):
             take = 1
         case .count(let limit):
-            let remaining = query.cursor?.remaining ?? limit
+            let remaining = position?.remaining ?? limit
             take = min(remaining, pageSize)
             remainingAfter = remaining - take
         case .all:
@@ -216,33 +221,36 @@ public final class KeychainService: Sendable {
         }
         if query.returnKinds.contains(.data) { contents.insert(.secret) }
         let maxBytes = take > 1 ? maxPageBytes : nil
-        var result: MatchResult
+        let items: [FoundItem]
+        var next: PagePosition?
         if query.itemClass == .identity {
-            result = try findIdentities(query, groups: groups, take: take, maxBytes: maxBytes, reading: contents, in: store)
+            let page = try findIdentities(
+                query, groups: groups, take: take, after: position?.after, maxBytes: maxBytes, reading: contents,
+                in: store)
+            items = page.items
+            next = page.next.map { PagePosition(after: $0, remaining: nil) }
         } else {
             let page = try visiblePage(
-                filter(query, groups: groups), limit: take, after: query.cursor?.after, reading: contents,
+                filter(query, groups: groups), limit: take, after: position?.after, reading: contents,
                 maxBytes: maxBytes, client: client)
-            result = MatchResult(items: page.items.map(FoundItem.init(item:)), next: nil)
-            result.next = page.next.map { PageCursor(after: $0, remaining: nil) }
+            items = page.items.map(FoundItem.init(item:))
+            next = page.next.map { PagePosition(after: $0, remaining: nil) }
         }
         // Cut or continue the page according to the limit (a page cut by bytes holds fewer than `take`).
         switch query.limit {
         case .one, .count(1):
-            result.next = nil
+            next = nil
         case .count:
-            if let remaining = remainingAfter.map({ $0 + take - result.items.count }), remaining > 0,
-                let next = result.next
-            {
-                result.next = PageCursor(after: next.after, remaining: remaining)
+            if let remaining = remainingAfter.map({ $0 + take - items.count }), remaining > 0 {
+                next?.remaining = remaining
             } else {
-                result.next = nil
+                next = nil
             }
         case .all:
             break
         }
-        guard !result.items.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
-        return result
+        guard !items.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
+        return MatchResult(items: items, next: try next.map { try cursors.seal($0, query: query, client: client) })
     }
 
     /// A page of `filter`'s matches as `client` may see them: kept refresh tokens it may not
