@@ -23,6 +23,9 @@ struct TokenEndpointAnswer {
         guard let json, case .string(let accessToken)? = json["access_token"], !accessToken.isEmpty else {
             throw .unavailable("the token endpoint's answer has no access_token")
         }
+        guard !BearerToken.hasControlCharacter(accessToken.utf8) else {
+            throw .unavailable("the token endpoint's access_token holds a control character")
+        }
         guard let tokenType = json["token_type"]?.stringValue, tokenType.lowercased() == "bearer" else {
             throw .unavailable("the token endpoint's answer is not a Bearer token")
         }

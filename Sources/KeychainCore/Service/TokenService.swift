@@ -32,6 +32,8 @@ public final class TokenService: Sendable {
     /// Adds or replaces the tokens in one transaction; returns how many old items were replaced.
     @discardableResult
     public func save(_ update: TokenUpdate, naming: TokenNaming, client: Client) throws -> Int {
+        try BearerToken.check(update.accessToken, "accessToken")
+        if case .set(let token) = update.refresh { try BearerToken.check(token, "refreshToken") }
         // Tokens a refresh setting keeps carry its refreshBefore, so that fetches refresh them ahead of expiry.
         var refreshBefore: Int?
         if let refresher, let group = naming.accessGroup ?? client.accessGroups.first {
@@ -89,7 +91,8 @@ public final class TokenService: Sendable {
 
     /// `Bearer <accessToken>` and how long it stays fresh; errSecItemNotFound when none is
     /// stored, it has expired, or what is stored cannot be a bearer token: empty or not UTF-8
-    /// text (possible for an item written through the item routes; PUT refuses both). A header
+    /// text, or holding a control character (possible for an item written through the item
+    /// routes; PUT refuses all three). A header
     /// `Bearer ` with nothing after it is never answered. Reads the access token alone: this is
     /// the route backend services call on every request.
     public func authorization(_ naming: TokenNaming, client: Client, wait: ExchangeWait = .block) throws -> Authorization {
@@ -103,6 +106,10 @@ public final class TokenService: Sendable {
         }
         guard let header = secret.utf8String(after: "Bearer ") else {
             throw KeychainError.itemNotFound("the access token stored for \(Self.describe(naming)) is not UTF-8 text")
+        }
+        guard !secret.withUnsafeBytes({ BearerToken.hasControlCharacter($0) }) else {
+            throw KeychainError.itemNotFound(
+                "the access token stored for \(Self.describe(naming)) holds a control character (CR, LF, ...)")
         }
         let freshFor = fresh.freshUntil.map { max(0, Int($0.timeIntervalSince(items.clock()).rounded(.down))) }
         return Authorization(header: header, freshForSeconds: freshFor)
