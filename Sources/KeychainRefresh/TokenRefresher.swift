@@ -99,10 +99,6 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
         try store.record(RefreshKey(service: naming.service, user: naming.user, group: group))?.setting.refreshBefore
     }
 
-    public func keepsRefreshToken(_ naming: TokenNaming, group: String) throws -> Bool {
-        try store.record(RefreshKey(service: naming.service, user: naming.user, group: group)) != nil
-    }
-
     // MARK: - The refresh routes' operations
 
     /// Stores (or replaces) a setting; its state starts afresh, due `refreshBefore` ahead of the

@@ -25,10 +25,6 @@ public protocol TokenRefreshing: Sendable {
     /// may call the provider again.
     func tokensSaved(_ naming: TokenNaming, group: String) throws
 
-    /// Whether a refresh setting keeps the tokens `naming` names in `group` (their refresh
-    /// token is then answered to admin clients only).
-    func keepsRefreshToken(_ naming: TokenNaming, group: String) throws -> Bool
-
     /// The setting kept for `key`, nil when there is none.
     func record(_ key: RefreshKey) throws -> RefreshRecord?
 

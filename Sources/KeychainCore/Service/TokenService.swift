@@ -62,16 +62,11 @@ public final class TokenService: Sendable {
     }
 
     /// Both tokens, refreshed first when due; errSecItemNotFound when no access token is stored.
-    /// The refresh token of tokens a refresh setting keeps is answered to admin clients only:
-    /// once keychaind refreshes, only keychaind needs it.
+    /// The refresh token of tokens a refresh setting keeps is answered to admin clients only
+    /// (the item search leaves it out for a client: `KeptRefreshTokens`).
     public func tokens(_ naming: TokenNaming, client: Client, wait: ExchangeWait = .block) throws -> Tokens {
         let access = try freshAccess(naming, client: client, wait: wait, answeringStored: true)
-        var refresh = try item(naming, .refreshToken, client: client)
-        if refresh != nil, client.role != .admin, let refresher,
-            try refresher.keepsRefreshToken(naming, group: access.item.accessGroup)
-        {
-            refresh = nil
-        }
+        let refresh = try item(naming, .refreshToken, client: client)
         return Tokens(
             accessToken: access.item.secret?.utf8String() ?? "",
             refreshToken: refresh.map { $0.secret?.utf8String() ?? "" },
