@@ -16,6 +16,9 @@ static inline CURLcode CCurl_setopt_pointer(CURL *handle, CURLoption option, voi
 static inline CURLcode CCurl_setopt_headers(CURL *handle, struct curl_slist *headers) {
     return curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
 }
+static inline CURLcode CCurl_setopt_resolve(CURL *handle, struct curl_slist *entries) {
+    return curl_easy_setopt(handle, CURLOPT_RESOLVE, entries);
+}
 typedef size_t (*CCurl_write_function)(char *data, size_t size, size_t count, void *context);
 static inline CURLcode CCurl_setopt_write_function(CURL *handle, CCurl_write_function function) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, function);

@@ -46,7 +46,9 @@ public final class TokenEndpointClient: TokenEndpoint {
         -> (status: Int, body: [UInt8])
     {
         _ = CurlGlobal.initialised
-        guard endpoint.isHTTPS || TokenEndpointURL.isLoopback(URLComponents(string: endpoint.text)?.host ?? "") else {
+        // The host and port as libcurl itself reads the URL: what it connects to is what is checked.
+        let (host, port) = Self.hostAndPort(endpoint.text)
+        guard endpoint.isHTTPS || TokenEndpointURL.isLoopback(host) else {
             throw .unavailable("plain http is allowed to loopback addresses only")
         }
         guard let handle = curl_easy_init() else { throw .unavailable("libcurl could not start a transfer") }
@@ -57,6 +59,12 @@ public final class TokenEndpointClient: TokenEndpoint {
 
         var headers: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headers) }
+        // `localhost` is never looked up: no resolver (or /etc/hosts) can send it elsewhere.
+        var pinned: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(pinned) }
+        if host.lowercased() == "localhost" {
+            pinned = curl_slist_append(nil, "\(host):\(port):127.0.0.1,[::1]")
+        }
         headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded")
         headers = curl_slist_append(headers, "Accept: application/json")
         if let authorization {
@@ -85,6 +93,7 @@ public final class TokenEndpointClient: TokenEndpoint {
             set(CCurl_setopt_long(handle, CURLOPT_MAXFILESIZE, settings.maximumAnswerBytes))
             set(CCurl_setopt_string(handle, CURLOPT_USERAGENT, "keychaind/\(KeychaindVersion.current)"))
             set(CCurl_setopt_headers(handle, headers))
+            if let pinned { set(CCurl_setopt_resolve(handle, pinned)) }
             set(CCurl_setopt_long(handle, CURLOPT_POST, 1))
             set(CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress)))
             set(CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, raw.count))
@@ -102,6 +111,25 @@ public final class TokenEndpointClient: TokenEndpoint {
         var status = 0
         _ = CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return (status, answer.bytes)
+    }
+}
+
+extension TokenEndpointClient {
+    /// The host (IPv6 without brackets) and port of `url` as libcurl's URL parser reads them; an
+    /// empty host when it cannot.
+    static func hostAndPort(_ url: String) -> (host: String, port: Int) {
+        guard let parsed = curl_url() else { return ("", 0) }
+        defer { curl_url_cleanup(parsed) }
+        guard curl_url_set(parsed, CURLUPART_URL, url, 0) == CURLUE_OK else { return ("", 0) }
+        func part(_ which: CURLUPart, _ flags: UInt32) -> String? {
+            var text: UnsafeMutablePointer<CChar>?
+            guard curl_url_get(parsed, which, &text, flags) == CURLUE_OK, let text else { return nil }
+            defer { curl_free(text) }
+            return String(cString: text)
+        }
+        var host = part(CURLUPART_HOST, 0) ?? ""
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, part(CURLUPART_PORT, UInt32(CURLU_DEFAULT_PORT)).flatMap { Int($0) } ?? 0)
     }
 }
 

@@ -110,4 +110,39 @@ struct TokenEndpointClientTests {
         #expect(try TokenEndpointURL("http://[::1]:9/token").isHTTPS == false)
         #expect(try TokenEndpointURL("https://auth.example.com/oauth/token").isHTTPS)
     }
+
+    /// Issue 40, finding 8: `127.0.0.08` and `127.0.0.09` passed the loopback rule, and libcurl
+    /// reads them as host names (not octal), which DNS resolves. Only canonical decimal
+    /// 127.x.y.z, `[::1]` and `localhost` (pinned to 127.0.0.1 and ::1, never looked up) pass.
+    @Test(arguments: ["http://127.0.0.08/token", "http://127.0.0.09/token", "http://localhost./token", "http://[::ffff:127.0.0.1]/token"])
+    func plainHTTPIsRefusedToAnythingLibcurlWouldLookUp(url: String) throws {
+        #expect(throws: KeychainError.self) { try TokenEndpointURL(url) }
+        // The client checks the host as libcurl reads it, before connecting.
+        #expect(!TokenEndpointURL.isLoopback(TokenEndpointClient.hostAndPort(url).host))
+    }
+
+    /// Spellings libcurl turns into a loopback address itself (octal, short, hex) are refused
+    /// too: a stored endpoint names its address one way.
+    @Test(arguments: [
+        "http://127.00.0.1/token", "http://0127.0.0.1/token", "http://127.0.0.010/token", "http://127.1/token",
+        "http://2130706433/token", "http://0x7f.0.0.1/token", "http://[0:0:0:0:0:0:0:1]/token",
+    ])
+    func plainHTTPIsRefusedToALoopbackAddressSpelledNonCanonically(url: String) throws {
+        #expect(throws: KeychainError.self) { try TokenEndpointURL(url) }
+    }
+
+    @Test func canonicalLoopbackLiteralsAndAPinnedLocalhostAreCalled() throws {
+        for url in ["http://127.0.0.1/token", "http://127.255.0.9:8/token", "http://[::1]:9/token", "http://LocalHost/token"] {
+            #expect(try TokenEndpointURL(url).isHTTPS == false)
+            #expect(TokenEndpointURL.isLoopback(TokenEndpointClient.hostAndPort(url).host), "\(url)")
+        }
+        #expect(TokenEndpointClient.hostAndPort("http://[::1]:9/token") == ("::1", 9))
+        #expect(TokenEndpointClient.hostAndPort("http://localhost/token") == ("localhost", 80))
+        // localhost reaches the provider on 127.0.0.1 through the pinned addresses.
+        let server = try OAuthServer()
+        defer { server.stop() }
+        var setting = try setting(server, grant: .clientCredentials, auth: .basic)
+        setting.tokenEndpoint = try TokenEndpointURL("http://localhost:\(server.port)/token")
+        #expect(!(try TokenEndpointClient().exchange(setting, refreshToken: nil).accessToken.isEmpty))
+    }
 }

@@ -32,12 +32,16 @@ public struct TokenEndpointURL: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { text }
 
-    /// `localhost`, 127.0.0.0/8 or ::1.
+    /// `localhost` (which the token endpoint client pins to 127.0.0.1 and ::1), `::1`, or
+    /// 127.0.0.0/8 written as four canonical decimal numbers. Anything else is a host name to
+    /// libcurl: `127.0.0.08` is not octal to it, so it would ask DNS, which may answer anything.
     public static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         if bare.lowercased() == "localhost" || bare == "::1" { return true }
         let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts.allSatisfy({ UInt8($0) != nil }) else { return false }
+        guard parts.count == 4,
+            parts.allSatisfy({ part in UInt8(part).map { String($0) == part } ?? false })
+        else { return false }
         return parts[0] == "127"
     }
 }
