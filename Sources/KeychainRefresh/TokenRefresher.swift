@@ -60,7 +60,7 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
             if let running = flights.withLock({ $0[record.key] }) {
                 throw ExchangeInProgress(exchange: running, waitLimit: waitLimit)
             }
-            if mayCallProvider(record.state) {
+            if !record.state.holdsOffCalls(at: clock()) {
                 throw ExchangeInProgress(exchange: startFlight(record.key, force: false), waitLimit: waitLimit)
             }
         case .stored:
@@ -74,16 +74,6 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
             .serviceNotAvailable,
             "no valid access token for \(record.key): the refresh is \(state.condition.rawValue)\(running)"
                 + (state.lastError.map { " (\($0))" } ?? ""))
-    }
-
-    /// Whether an exchange started now could call the provider: not in needsReauth, nor while a
-    /// failing setting's backoff lasts.
-    private func mayCallProvider(_ state: RefreshState) -> Bool {
-        switch state.condition {
-        case .ok: true
-        case .needsReauth: false
-        case .failing: state.nextRefreshAt.map { $0 <= clock() } ?? true
-        }
     }
 
     public func tokensSaved(_ naming: TokenNaming, group: String) throws {
