@@ -32,7 +32,7 @@ public enum ConfigurationLoader {
         "quota.items", "quota.secretBytes",
         "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
-        "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync",
+        "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync", "audit.unauthenticatedLinesPerMinute",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
         "refresh.concurrency",
         "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
@@ -155,6 +155,8 @@ public enum ConfigurationLoader {
         case "audit.file": configuration.auditFile = setting.value
         case "audit.failClosed": configuration.auditFailClosed = try boolean()
         case "audit.fsync": configuration.auditFsync = try boolean()
+        case "audit.unauthenticatedLinesPerMinute":
+            configuration.auditUnauthenticatedLinesPerMinute = try integer(atLeast: 0)
         case "refresh.caFile": configuration.refreshCAFile = setting.value
         case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)

@@ -32,6 +32,7 @@ import Foundation
 /// | `audit.file` | path, empty = `<dataDir>/audit.log` | empty | `KEYCHAIND_AUDIT_FILE` |
 /// | `audit.failClosed` | boolean | `false` | `KEYCHAIND_AUDIT_FAIL_CLOSED` |
 /// | `audit.fsync` | boolean | `false` | `KEYCHAIND_AUDIT_FSYNC` |
+/// | `audit.unauthenticatedLinesPerMinute` | integer ≥ 0, audit lines per client address for requests without a token (unknown routes), 0 = no limit | `60` | `KEYCHAIND_AUDIT_UNAUTHENTICATED_LINES_PER_MINUTE` |
 /// | `refresh.caFile` | path of PEM CAs token endpoints are verified against, empty = the system's | empty | `KEYCHAIND_REFRESH_CA_FILE` |
 /// | `refresh.timeoutSeconds` | integer ≥ 1, one token endpoint call at most | `10` | `KEYCHAIND_REFRESH_TIMEOUT_SECONDS` |
 /// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
@@ -77,6 +78,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var auditFile: String = ""
     public var auditFailClosed: Bool = false
     public var auditFsync: Bool = false
+    public var auditUnauthenticatedLinesPerMinute: Int = 60
     public var refreshCAFile: String = ""
     public var refreshTimeoutSeconds: Int = 10
     public var refreshWaitSeconds: Int = 15

@@ -1,127 +1,32 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import KeychainConcurrency
-import Synchronization
-
-/// Limits failed authentications per client address: a token bucket of `failuresPerMinute`
-/// failures per address, refilled continuously. While an address's bucket is empty, its failed
+/// Limits failed authentications per client address (`AddressBudget`): `failuresPerMinute`
+/// failures per address, refilled continuously. While an address's budget is spent, its failed
 /// authentications are answered 429 with `Retry-After` instead of 401.
 ///
 /// Only failures are counted and only failures are refused: a request whose token is valid is
 /// never looked up here, so valid clients (including ones behind the same proxy or NAT as an
 /// attacker) are not slowed (docs/decisions.md, "Hardening").
-///
-/// Memory is bounded: at most `maxAddresses` buckets. A full table first drops buckets that have
-/// refilled (equal to no bucket); addresses that still find no room share one overflow bucket,
-/// so a flood from many addresses is limited as a whole rather than growing the table. IPv6
-/// addresses are counted per /64, the block one host is usually given.
 public final class AuthFailureLimiter: Sendable {
-    public let failuresPerMinute: Int
-    public let maxAddresses: Int
-    private let now: @Sendable () -> Double
-    private let state: PThreadLocked<State>
-    private let throttled = Atomic<UInt64>(0)
-
-    struct Bucket {
-        var tokens: Double
-        var updated: Double
-    }
-
-    struct State {
-        var buckets: [String: Bucket] = [:]
-        var overflow: Bucket?
-        var lastSweep = -Double.infinity
-    }
+    private let budget: AddressBudget
 
     /// `now`: monotonic seconds (tests pass a clock they move).
     public init(
         failuresPerMinute: Int, maxAddresses: Int,
-        now: @escaping @Sendable () -> Double = AuthFailureLimiter.monotonicSeconds
+        now: @escaping @Sendable () -> Double = AddressBudget.monotonicSeconds
     ) {
-        precondition(failuresPerMinute > 0 && maxAddresses > 0)
-        self.failuresPerMinute = failuresPerMinute
-        self.maxAddresses = maxAddresses
-        self.now = now
-        state = PThreadLocked(State())
+        budget = AddressBudget(perMinute: failuresPerMinute, maxAddresses: maxAddresses, now: now)
     }
 
-    private var refillPerSecond: Double { Double(failuresPerMinute) / 60 }
-    private var capacity: Double { Double(failuresPerMinute) }
+    public var failuresPerMinute: Int { budget.perMinute }
+    public var maxAddresses: Int { budget.maxAddresses }
 
     /// Records one failed authentication from `address` (nil: unknown, counted together). Returns
     /// nil when it is within the budget (answer 401), or the whole seconds to wait (answer 429).
-    public func recordFailure(from address: String?) -> Int? {
-        let key = Self.key(for: address)
-        let time = now()
-        let wait = state.withLock { state -> Int? in
-            var bucket: Bucket
-            var isOverflow = false
-            if let existing = state.buckets[key] {
-                bucket = existing
-            } else {
-                if state.buckets.count >= maxAddresses { sweep(&state, at: time) }
-                if state.buckets.count >= maxAddresses {
-                    isOverflow = true
-                    bucket = state.overflow ?? Bucket(tokens: capacity, updated: time)
-                } else {
-                    bucket = Bucket(tokens: capacity, updated: time)
-                }
-            }
-            bucket.tokens = min(capacity, bucket.tokens + max(0, time - bucket.updated) * refillPerSecond)
-            bucket.updated = time
-            var wait: Int?
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
-            } else {
-                wait = max(1, Int(((1 - bucket.tokens) / refillPerSecond).rounded(.up)))
-            }
-            if isOverflow { state.overflow = bucket } else { state.buckets[key] = bucket }
-            return wait
-        }
-        if wait != nil { throttled.add(1, ordering: .relaxed) }
-        return wait
-    }
+    public func recordFailure(from address: String?) -> Int? { budget.spend(from: address) }
 
     /// Failed authentications answered 429 since start (`keychaind_auth_throttled_total`): they
     /// are counted here rather than each written to the audit log.
-    public var throttledFailures: UInt64 { throttled.load(ordering: .relaxed) }
+    public var throttledFailures: UInt64 { budget.refusals }
 
     /// How many addresses have a bucket (for tests and the reliability figures).
-    public var trackedAddresses: Int { state.withLock { $0.buckets.count } }
-
-    /// Drops buckets that have refilled, at most once a second (a sweep is O(table)).
-    private func sweep(_ state: inout State, at time: Double) {
-        guard time - state.lastSweep >= 1 else { return }
-        state.lastSweep = time
-        let capacity = self.capacity, rate = refillPerSecond
-        state.buckets = state.buckets.filter { _, bucket in
-            bucket.tokens + (time - bucket.updated) * rate < capacity
-        }
-    }
-
-    /// The bucket key: the address itself, or for IPv6 its /64 prefix (IPv4-mapped IPv6 as IPv4).
-    static func key(for address: String?) -> String {
-        guard let address, !address.isEmpty else { return "-" }
-        guard address.contains(":") else { return address }
-        var bytes = [UInt8](repeating: 0, count: 16)
-        guard inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
-        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == 0xFF, bytes[11] == 0xFF {
-            return bytes[12..<16].map(String.init).joined(separator: ".")
-        }
-        let hex = "0123456789abcdef".map { $0 }
-        var text = ""
-        for (index, byte) in bytes[0..<8].enumerated() {
-            if index > 0, index % 2 == 0 { text += ":" }
-            text.append(hex[Int(byte >> 4)])
-            text.append(hex[Int(byte & 0x0F)])
-        }
-        return text + "::/64"
-    }
-
-    public static func monotonicSeconds() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) / 1_000_000_000
-    }
+    public var trackedAddresses: Int { budget.trackedAddresses }
 }

@@ -27,14 +27,15 @@ public struct KeychainApplication: HTTPResponder {
     /// audit subject → router. A step whose part is nil passes requests on untouched.
     public init(
         router: Router, authenticator: Authenticator, logger: Logger, requestLog: (any PreformattedLog)? = nil,
-        auditor: Auditor? = nil, metrics: RequestMetrics? = nil, authFailureLimiter: AuthFailureLimiter? = nil
+        auditor: Auditor? = nil, metrics: RequestMetrics? = nil, authFailureLimiter: AuthFailureLimiter? = nil,
+        unauthenticatedAuditLines: AddressBudget? = nil
     ) {
         self.router = router
         self.authenticator = authenticator
         chain =
             RequestLogMiddleware(log: requestLog ?? LoggerLineLog(logger: logger), next:
             MetricsMiddleware(metrics: metrics, next:
-            AuditLogMiddleware(auditor: auditor, next:
+            AuditLogMiddleware(auditor: auditor, unauthenticatedLines: unauthenticatedAuditLines, next:
             AuthFailureLimitMiddleware(limiter: authFailureLimiter, next:
             AuthenticationMiddleware(authenticator: authenticator, logger: logger, next:
             AuditSubjectMiddleware(auditor: auditor, next:

@@ -26,18 +26,20 @@ enum Wiring {
         router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
         router.addVaultRoutes(vault: vault)
         let limiter = authFailureLimiter(configuration)
+        let unauthenticatedLines = unauthenticatedAuditLines(configuration)
         if let observe {
             var sources = observe.sources(
                 vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup },
                 refresh: refreshStatistics(refresher))
             if let limiter { sources.authThrottled = { limiter.throttledFailures } }
+            if let unauthenticatedLines { sources.auditUnauthenticatedSkipped = { unauthenticatedLines.refusals } }
             router.addMetricsRoute(metrics: observe.metrics, sources: sources)
         }
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
-            authFailureLimiter: limiter)
+            authFailureLimiter: limiter, unauthenticatedAuditLines: unauthenticatedLines)
     }
 
     /// Page cursors sealed under a key derived from the master key, as the audit tags are.
@@ -112,6 +114,14 @@ enum Wiring {
         guard configuration.authFailuresPerMinute > 0 else { return nil }
         return AuthFailureLimiter(
             failuresPerMinute: configuration.authFailuresPerMinute, maxAddresses: configuration.authFailureAddresses)
+    }
+
+    /// `audit.unauthenticatedLinesPerMinute` = 0 writes every line; the addresses tracked are the
+    /// failed-auth limit's (`limits.authFailureAddresses`).
+    static func unauthenticatedAuditLines(_ configuration: ServerConfiguration) -> AddressBudget? {
+        guard configuration.auditUnauthenticatedLinesPerMinute > 0 else { return nil }
+        return AddressBudget(
+            perMinute: configuration.auditUnauthenticatedLinesPerMinute, maxAddresses: configuration.authFailureAddresses)
     }
 
     /// libmicrohttpd's worker threads on this machine; the vault keeps a reader for each.

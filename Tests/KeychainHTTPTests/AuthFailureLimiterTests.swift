@@ -49,11 +49,11 @@ struct AuthFailureLimiterTests {
     }
 
     @Test func keysIPv6ByPrefixAndMappedIPv4AsIPv4() {
-        #expect(AuthFailureLimiter.key(for: "127.0.0.1") == "127.0.0.1")
-        #expect(AuthFailureLimiter.key(for: nil) == "-")
-        #expect(AuthFailureLimiter.key(for: "2001:db8:1:2:aaaa::1") == "2001:0db8:0001:0002::/64")
-        #expect(AuthFailureLimiter.key(for: "2001:db8:1:2:bbbb::9") == "2001:0db8:0001:0002::/64")
-        #expect(AuthFailureLimiter.key(for: "::ffff:10.1.2.3") == "10.1.2.3")
+        #expect(AddressBudget.key(for: "127.0.0.1") == "127.0.0.1")
+        #expect(AddressBudget.key(for: nil) == "-")
+        #expect(AddressBudget.key(for: "2001:db8:1:2:aaaa::1") == "2001:0db8:0001:0002::/64")
+        #expect(AddressBudget.key(for: "2001:db8:1:2:bbbb::9") == "2001:0db8:0001:0002::/64")
+        #expect(AddressBudget.key(for: "::ffff:10.1.2.3") == "10.1.2.3")
     }
 
     @Test func onlyFailuresAreLimitedAndAValidTokenFromTheSameAddressKeepsWorking() throws {

@@ -16,6 +16,8 @@ public struct MetricsSources: Sendable {
     public var auditWriteFailures: (@Sendable () -> UInt64)?
     /// Failed authentications the failed-auth limit answered 429 (`AuthFailureLimiter`).
     public var authThrottled: (@Sendable () -> UInt64)?
+    /// Audit lines of requests without a token left unwritten past their address's budget.
+    public var auditUnauthenticatedSkipped: (@Sendable () -> UInt64)?
     /// The background re-encryption after a rotate, nil when none has run since start.
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
     /// The storage's group commit: commits, the writes they carried, batch sizes.
@@ -101,6 +103,12 @@ extension Router {
                     "keychaind_auth_throttled_total", type: "counter",
                     help: "Failed authentications answered 429 by the failed-auth limit (counted, not audited).")
                 text.sample("keychaind_auth_throttled_total", throttled())
+            }
+            if let skipped = sources.auditUnauthenticatedSkipped {
+                text.family(
+                    "keychaind_audit_unauthenticated_skipped_total", type: "counter",
+                    help: "Audit lines of requests without a token not written, past their address's budget.")
+                text.sample("keychaind_audit_unauthenticated_skipped_total", skipped())
             }
             // What exists in the vault, who calls it and how often: no cache may keep it.
             return HTTPResponse(

@@ -7,7 +7,7 @@ extension Router {
     public mutating func addServiceRoutes(
         isLocked: @escaping @Sendable () -> Bool, storage: (@Sendable () -> StorageHealth)? = nil
     ) {
-        add(.get, "/health", access: .open, audit: .none) { _ in
+        add(.get, "/health", access: .open, audit: .unaudited) { _ in
             let health = HealthAnswer(locked: isLocked(), storage: storage?())
             return .json(status: health.isServing ? 200 : 503, health)
         }

@@ -3,6 +3,9 @@
 public enum AuditTarget: Sendable {
     /// Nothing beyond who called which route.
     case none
+    /// No line at all: health probes, open to all and asked every few seconds by load balancers
+    /// and orchestrators, would be most of the log and say nothing about the vault.
+    case unaudited
     /// An item route: the class and reference from the path, and the attributes of the query
     /// string or body (and, for an update, the body's changes) as tags.
     case item

@@ -11,7 +11,7 @@ extension Auditor {
     func subject(of context: RequestContext, target: AuditTarget) -> Subject {
         var subject = Subject()
         switch target {
-        case .none:
+        case .none, .unaudited:
             break
         case .item:
             if let ref = context.parameters["persistentRef"], PersistentRef(ref) != nil { subject.persistentRef = ref }
