@@ -90,8 +90,9 @@ extension DataDirectory {
     /// `force`, refuses a directory that already has a database (`alreadyInitialized`) and a
     /// `master.key` other than `masterKeyFile` (`wrongMasterKey`). A `masterKeyFile` is copied to
     /// `master.key` when the directory has none. With `force`, the database it replaces is kept
-    /// beside it as `keychain.db.replaced-<UTC time>`. The copy is renamed into place (atomic),
-    /// the directory fsynced.
+    /// beside it as `keychain.db.replaced-<UTC time>` (`-2`, `-3`, ... after it when a restore in
+    /// the same second kept one already). The copy is renamed into place (atomic), the directory
+    /// fsynced.
     public func restore(from file: String, masterKeyFile: String? = nil, force: Bool, logger: Logger) throws
         -> RestoreReport
     {
@@ -134,18 +135,14 @@ extension DataDirectory {
         if report.masterKey == .installed { try MasterKeyFile.write(masterKey.key, to: masterKeyPath) }
 
         if databaseExists {
-            let aside = "\(databasePath).replaced-\(Self.timestamp())"
             checkpointQuietly(databasePath)
-            if FileManager.default.fileExists(atPath: databasePath + "-wal") {
-                try AtomicFile.renameDurably(databasePath + "-wal", to: aside + "-wal")
-            }
-            unlink(databasePath + "-shm")
-            try AtomicFile.renameDurably(databasePath, to: aside)
-            report.replacedDatabasePath = aside
-        } else {
-            // An orphan WAL would be replayed onto the restored database: never leave one.
-            for suffix in ["-wal", "-shm"] { unlink(databasePath + suffix) }
+            report.replacedDatabasePath = try keepReplacedDatabase()
         }
+        // An orphan WAL would be replayed onto the restored database: never leave one (a replaced
+        // database's WAL lives on under its kept name). Until the rename below keychain.db is the
+        // replaced database, after it the restored one: a crash leaves one of them in place.
+        for suffix in ["-wal", "-shm"] { unlink(databasePath + suffix) }
+        AtomicFile.fsyncDirectory(path)
         try AtomicFile.renameDurably(temporary, to: databasePath)
         logger.notice(
             "restored", metadata: [
@@ -235,7 +232,43 @@ extension DataDirectory {
         return .mismatch
     }
 
-    /// Folds the WAL of a database about to be moved aside into it, so the kept copy is whole.
+    /// Gives the database about to be replaced (and its WAL, when there is one) a name of its own
+    /// beside it: `keychain.db.replaced-<UTC time>`, or `-2`, `-3`, ... after it when that name
+    /// (or its `-wal`) is taken, so a restore never overwrites a copy kept by an earlier one (two
+    /// in one second used to). Hard links, which fail on an existing name rather than replace it,
+    /// made durable before the caller removes the live names: keychain.db is never missing.
+    /// Returns the kept name.
+    private func keepReplacedDatabase() throws -> String {
+        let base = "\(databasePath).replaced-\(Self.timestamp())"
+        let wal = databasePath + "-wal"
+        let hasWAL = FileManager.default.fileExists(atPath: wal)
+        var attempt = 1
+        while true {
+            let kept = attempt == 1 ? base : "\(base)-\(attempt)"
+            attempt += 1
+            guard try linkExclusively(databasePath, as: kept) else { continue }
+            // A stale WAL under the kept name would be replayed onto the kept copy when opened.
+            let keptWALIsOurs =
+                hasWAL ? try linkExclusively(wal, as: kept + "-wal") : !FileManager.default.fileExists(atPath: kept + "-wal")
+            if keptWALIsOurs {
+                AtomicFile.fsyncDirectory(path)
+                return kept
+            }
+            unlink(kept)
+        }
+    }
+
+    /// Links `existing` as `name`: false when `name` exists (EEXIST), which is never replaced.
+    private func linkExclusively(_ existing: String, as name: String) throws -> Bool {
+        if Glibc.link(existing, name) == 0 { return true }
+        let reason = errno
+        guard reason == EEXIST else {
+            throw DataDirectoryError(.io, "cannot keep \(existing) as \(name): \(String(cString: strerror(reason)))")
+        }
+        return false
+    }
+
+    /// Folds the WAL of a database about to be replaced into it, so the kept copy is whole.
     private func checkpointQuietly(_ database: String) {
         guard let connection = try? SQLiteConnection(path: database) else { return }
         connection.checkpointQuietly()

@@ -15,7 +15,8 @@ struct RestoreCommand: ParsableCommand {
             checked (no schema object keychaind does not create, integrity_check, schema version, keyring), \
             before anything is installed: a changed, truncated or foreign backup is refused and nothing is \
             written. Refused while a server runs on the directory; refused without --force when the \
-            directory already has a database (with --force it is kept as keychain.db.replaced-<time>) or a \
+            directory already has a database (with --force it is kept as keychain.db.replaced-<time>, or \
+            -2, -3, ... after it when that name is taken; the name is printed) or a \
             master.key other than --master-key. A --master-key is copied to master.key when there is none.
             """)
 
