@@ -29,7 +29,7 @@ public enum ConfigurationLoader {
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses", "limits.maxAnswerBytes",
-        "quota.items", "quota.secretBytes",
+        "quota.items", "quota.secretBytes", "quota.attributeBytes",
         "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync", "audit.unauthenticatedLinesPerMinute",
@@ -142,6 +142,7 @@ public enum ConfigurationLoader {
         case "limits.maxAnswerBytes": configuration.maxAnswerBytes = try integer(atLeast: 65536)
         case "quota.items": configuration.quotaItems = try integer(atLeast: 0)
         case "quota.secretBytes": configuration.quotaSecretBytes = try integer(atLeast: 0)
+        case "quota.attributeBytes": configuration.quotaAttributeBytes = try integer(atLeast: 0)
         case "tls.certFile": configuration.tlsCertFile = setting.value
         case "tls.keyFile": configuration.tlsKeyFile = setting.value
         case "tls.priorities":

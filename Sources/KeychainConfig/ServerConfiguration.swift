@@ -21,6 +21,7 @@ import Foundation
 /// | `limits.maxAnswerBytes` | integer ≥ 65536, bytes of a page of items (one larger item comes alone) | `16777216` | `KEYCHAIND_LIMITS_MAX_ANSWER_BYTES` |
 /// | `quota.items` | integer ≥ 0, items one access group holds, 0 = no limit | `10000000` | `KEYCHAIND_QUOTA_ITEMS` |
 /// | `quota.secretBytes` | integer ≥ 0, secret bytes one access group holds, 0 = no limit | `10737418240` | `KEYCHAIND_QUOTA_SECRET_BYTES` |
+/// | `quota.attributeBytes` | integer ≥ 0, attribute bytes one access group holds (each string's UTF-8 bytes, each data value's bytes, 8 per number, flag or date), 0 = no limit | `10737418240` | `KEYCHAIND_QUOTA_ATTRIBUTE_BYTES` |
 /// | `tls.certFile` | path, empty = plain HTTP | empty | `KEYCHAIND_TLS_CERT_FILE` |
 /// | `tls.keyFile` | path | empty | `KEYCHAIND_TLS_KEY_FILE` |
 /// | `tls.priorities` | GnuTLS priority string | `ServerConfiguration.defaultTLSPriorities` | `KEYCHAIND_TLS_PRIORITIES` |
@@ -62,6 +63,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxAnswerBytes: Int = 16 << 20
     public var quotaItems: Int = 10_000_000
     public var quotaSecretBytes: Int = 10 << 30
+    public var quotaAttributeBytes: Int = 10 << 30
     public var tlsCertFile: String = ""
     public var tlsKeyFile: String = ""
     public var tlsPriorities: String = ServerConfiguration.defaultTLSPriorities

@@ -24,6 +24,27 @@ public enum AttributeValue: Hashable, Sendable {
 }
 
 extension AttributeValue {
+    /// The most bytes one string or data value may hold (`storedBytes`), on add and update:
+    /// attributes are searchable metadata, not a second place for secrets, and without a bound
+    /// a 1 MB `comment` went past every quota (docs/decisions.md, "Attribute values are bounded").
+    public static let maximumBytes = 4096
+
+    /// What the value counts for in a group's stored bytes (`GroupQuota.attributeBytes`) and in a
+    /// page's bytes: a string's UTF-8 bytes, data's bytes, 8 for a number, flag or date. The
+    /// one definition of an attribute's size; the stores' migrations recount it in SQL.
+    public var storedBytes: Int {
+        switch self {
+        case .string(let text): text.utf8.count
+        case .data(let bytes): bytes.count
+        case .integer, .bool, .date: 8
+        }
+    }
+
+    /// `storedBytes` of every value of an item's attributes.
+    public static func storedBytes(of attributes: [Attribute: AttributeValue]) -> Int {
+        attributes.values.reduce(0) { $0 + $1.storedBytes }
+    }
+
     /// The default Apple gives a primary-key attribute left out on add (§2): empty strings and
     /// bytes, 0, false, and the 2001-01-01 reference date.
     public static func primaryKeyDefault(for type: Attribute.ValueType) -> AttributeValue {

@@ -11,11 +11,16 @@ public struct GroupQuota: Sendable, Equatable {
     /// Secret bytes: the bytes of every item's `data` as the client gave them (an identity's
     /// certificate and private key both), not attributes, not the sealing's 33 bytes; nil: no bound.
     public var secretBytes: Int?
+    /// Attribute bytes: `AttributeValue.storedBytes` of every value of every item's attributes
+    /// (those a certificate's bytes give included); nil: no bound. Apart from `secretBytes`, so
+    /// that a configuration written before attributes were metered keeps its meaning.
+    public var attributeBytes: Int?
 
-    public init(items: Int?, secretBytes: Int?) {
+    public init(items: Int?, secretBytes: Int?, attributeBytes: Int? = nil) {
         self.items = items
         self.secretBytes = secretBytes
+        self.attributeBytes = attributeBytes
     }
 
-    public static let unlimited = GroupQuota(items: nil, secretBytes: nil)
+    public static let unlimited = GroupQuota(items: nil, secretBytes: nil, attributeBytes: nil)
 }

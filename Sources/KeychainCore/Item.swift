@@ -131,13 +131,7 @@ public struct ItemPage: Sendable {
     /// flag or date) and 256 for the rest (names, reference, punctuation). An answer spells each
     /// byte of these in at most a small constant number of bytes, so a bound on this bounds it.
     public static func bytes(secretBytes: Int, attributes: [Attribute: AttributeValue]) -> Int {
-        attributes.values.reduce(256 + secretBytes) { sum, value in
-            switch value {
-            case .string(let text): sum + text.utf8.count
-            case .data(let bytes): sum + bytes.count
-            case .integer, .bool, .date: sum + 8
-            }
-        }
+        256 + secretBytes + AttributeValue.storedBytes(of: attributes)
     }
 
     /// `bytes(secretBytes:attributes:)` of an item as found.

@@ -1,5 +1,38 @@
 import KeychainCore
 
+/// What one access group holds, as `group_usage` keeps it and `GroupQuota` bounds it; as a
+/// change, any part may be negative.
+struct GroupUsage: Equatable {
+    var items: Int64 = 0
+    /// The secrets' plaintext bytes.
+    var secretBytes: Int64 = 0
+    /// `AttributeValue.storedBytes` of every attribute value.
+    var attributeBytes: Int64 = 0
+
+    static let zero = GroupUsage()
+
+    /// What one stored item counts for, its secret `secretBytes` long.
+    init(item attributes: [Attribute: AttributeValue], secretBytes: Int64) {
+        self.init(items: 1, secretBytes: secretBytes, attributeBytes: Int64(AttributeValue.storedBytes(of: attributes)))
+    }
+
+    init(items: Int64 = 0, secretBytes: Int64 = 0, attributeBytes: Int64 = 0) {
+        self.items = items
+        self.secretBytes = secretBytes
+        self.attributeBytes = attributeBytes
+    }
+
+    static func + (lhs: GroupUsage, rhs: GroupUsage) -> GroupUsage {
+        GroupUsage(
+            items: lhs.items + rhs.items, secretBytes: lhs.secretBytes + rhs.secretBytes,
+            attributeBytes: lhs.attributeBytes + rhs.attributeBytes)
+    }
+
+    static prefix func - (usage: GroupUsage) -> GroupUsage {
+        GroupUsage(items: -usage.items, secretBytes: -usage.secretBytes, attributeBytes: -usage.attributeBytes)
+    }
+}
+
 /// What one write transaction changes in each access group's usage, written to `group_usage`
 /// and checked against the quota just before it commits. The check and the write it admits
 /// cannot interleave with another: SQLite's writer runs one transaction at a time
@@ -16,17 +49,22 @@ struct GroupUsageChanges {
         }
     }
 
-    private var changes: [Group: (items: Int64, secretBytes: Int64)] = [:]
+    private var changes: [Group: GroupUsage] = [:]
 
-    /// Records `items` and `secretBytes` more (or, negative, fewer) in `group`.
-    mutating func record(_ group: String, items: Int64, secretBytes: Int64) {
-        let old = changes[Group(name: group)] ?? (0, 0)
-        changes[Group(name: group)] = (old.items + items, old.secretBytes + secretBytes)
+    /// Records `change` in `group` (negative parts: less).
+    mutating func record(_ group: String, _ change: GroupUsage) {
+        changes[Group(name: group), default: .zero] = changes[Group(name: group), default: .zero] + change
     }
 
-    /// Records an item deleted from `group` whose sealed secret took `sealedBytes` (0: none).
-    mutating func recordDeleted(from group: String, sealedBytes: Int) {
-        record(group, items: -1, secretBytes: -Int64(max(0, sealedBytes - SealedBox.overhead)))
+    /// Records an item added to `group`.
+    mutating func recordAdded(_ item: Item, to group: String) {
+        record(group, GroupUsage(item: item.attributes, secretBytes: Int64(item.secret?.count ?? 0)))
+    }
+
+    /// Records an item deleted from `group` whose sealed secret took `sealedBytes` (0: none) and
+    /// whose attributes were `attributes`.
+    mutating func recordDeleted(from group: String, attributes: [Attribute: AttributeValue], sealedBytes: Int) {
+        record(group, -GroupUsage(item: attributes, secretBytes: Int64(max(0, sealedBytes - SealedBox.overhead))))
     }
 
     /// The plaintext bytes of a sealed secret as stored (nil: none).
@@ -36,12 +74,9 @@ struct GroupUsageChanges {
 
     /// Writes the changes with `add` (which adds to a group's stored usage and returns its new
     /// totals) and refuses (errSecDiskFull) one that takes a group past `quota` in what it grows.
-    func settle(
-        quota: GroupQuota,
-        adding add: (_ group: String, _ items: Int64, _ secretBytes: Int64) throws -> (items: Int64, secretBytes: Int64)
-    ) throws {
-        for (group, change) in changes where change != (0, 0) {
-            let total = try add(group.name, change.items, change.secretBytes)
+    func settle(quota: GroupQuota, adding add: (_ group: String, _ change: GroupUsage) throws -> GroupUsage) throws {
+        for (group, change) in changes where change != .zero {
+            let total = try add(group.name, change)
             if change.items > 0, let limit = quota.items, total.items > Int64(limit) {
                 throw KeychainError(
                     .diskFull, "access group \"\(group.name)\" would hold \(total.items) items; its quota is \(limit) (quota.items)")
@@ -50,6 +85,11 @@ struct GroupUsageChanges {
                 throw KeychainError(
                     .diskFull,
                     "access group \"\(group.name)\" would hold \(total.secretBytes) secret bytes; its quota is \(limit) (quota.secretBytes)")
+            }
+            if change.attributeBytes > 0, let limit = quota.attributeBytes, total.attributeBytes > Int64(limit) {
+                throw KeychainError(
+                    .diskFull,
+                    "access group \"\(group.name)\" would hold \(total.attributeBytes) attribute bytes; its quota is \(limit) (quota.attributeBytes)")
             }
         }
     }

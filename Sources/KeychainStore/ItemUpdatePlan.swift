@@ -1,3 +1,4 @@
+import Foundation
 import KeychainCore
 
 /// What an update (`ItemOperations.update`) does to each row it matches, the same on every
@@ -32,6 +33,8 @@ struct ItemUpdatePlan {
         let accessGroup: String
         let modificationDate: Int64?
         let sealedSecret: [UInt8]?
+        /// Every attribute it stores, for the usage it moves or changes.
+        let attributes: [Attribute: AttributeValue]
     }
 
     /// What the update writes to one row.
@@ -61,10 +64,14 @@ struct ItemUpdatePlan {
             sealed = try seal(try keyring.open(box, binding: old), binding)
         }
         let oldBytes = GroupUsageChanges.secretBytes(sealed: row.sealedSecret)
-        let newBytes = changes.secret.map { Int64($0.count) } ?? oldBytes
-        if !group.hasSameUTF8(as: row.accessGroup) || newBytes != oldBytes {
-            usage.record(row.accessGroup, items: -1, secretBytes: -oldBytes)
-            usage.record(group, items: 1, secretBytes: newBytes)
+        var attributes = row.attributes
+        for (attribute, value) in changedAttributes { attributes[attribute] = value }
+        attributes[.modificationDate] = .date(Date(millisecondsSince1970: millis))
+        let old = GroupUsage(item: row.attributes, secretBytes: oldBytes)
+        let new = GroupUsage(item: attributes, secretBytes: changes.secret.map { Int64($0.count) } ?? oldBytes)
+        if !group.hasSameUTF8(as: row.accessGroup) || new != old {
+            usage.record(row.accessGroup, -old)
+            usage.record(group, new)
         }
         return RowChange(modificationDate: millis, sealedSecret: sealed)
     }

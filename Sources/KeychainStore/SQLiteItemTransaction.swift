@@ -33,7 +33,7 @@ final class SQLiteItemTransaction: ItemOperations {
     /// operation before the commit.
     func settleUsage(quota: GroupQuota) throws {
         try run {
-            try usage.settle(quota: quota) { try GroupUsageTable.add(items: $1, secretBytes: $2, to: $0, on: db) }
+            try usage.settle(quota: quota) { try GroupUsageTable.add($1, to: $0, on: db) }
         }
     }
 
@@ -46,7 +46,7 @@ final class SQLiteItemTransaction: ItemOperations {
                 let sealed = try item.secret.map { try keyring.seal($0, binding: SealBinding(of: item), on: db) }
                 let seq = try ItemTable.insert(item, sealedSecret: sealed, on: db)
                 list(ItemLookupMap.Entry(key: ItemTable.lookupKey(of: item), seq: seq))
-                usage.record(item.accessGroup, items: 1, secretBytes: Int64(item.secret?.count ?? 0))
+                usage.recordAdded(item, to: item.accessGroup)
             }
         }
     }
@@ -86,7 +86,7 @@ final class SQLiteItemTransaction: ItemOperations {
                 let change = try plan.change(
                     of: ItemUpdatePlan.Row(
                         persistentRef: ref, accessGroup: row.accessGroup, modificationDate: row.modificationDate,
-                        sealedSecret: row.sealedSecret),
+                        sealedSecret: row.sealedSecret, attributes: row.attributes),
                     keyring: keyring, usage: &usage, seal: { try keyring.seal($0, binding: $1, on: db) })
                 try ItemTable.update(
                     row.seq, attributes: plan.changedAttributes, modificationDate: change.modificationDate,
@@ -101,7 +101,7 @@ final class SQLiteItemTransaction: ItemOperations {
             let deleted = try ItemTable.delete(filter, on: db)
             for row in deleted {
                 unlisted.insert(row.entry)
-                usage.recordDeleted(from: row.accessGroup, sealedBytes: row.sealedBytes)
+                usage.recordDeleted(from: row.accessGroup, attributes: row.attributes, sealedBytes: row.sealedBytes)
             }
             return deleted.count
         }

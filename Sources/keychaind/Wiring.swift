@@ -61,11 +61,12 @@ enum Wiring {
             statementTimeoutSeconds: configuration.postgresqlStatementTimeoutSeconds)
     }
 
-    /// `quota.items` and `quota.secretBytes`; 0 is no bound.
+    /// `quota.items`, `quota.secretBytes` and `quota.attributeBytes`; 0 is no bound.
     static func groupQuota(_ configuration: ServerConfiguration) -> GroupQuota {
         GroupQuota(
             items: configuration.quotaItems > 0 ? configuration.quotaItems : nil,
-            secretBytes: configuration.quotaSecretBytes > 0 ? configuration.quotaSecretBytes : nil)
+            secretBytes: configuration.quotaSecretBytes > 0 ? configuration.quotaSecretBytes : nil,
+            attributeBytes: configuration.quotaAttributeBytes > 0 ? configuration.quotaAttributeBytes : nil)
     }
 
     /// Server-side token refresh (`refresh.*`): the token endpoint client and the refresher over

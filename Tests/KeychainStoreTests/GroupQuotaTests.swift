@@ -119,6 +119,65 @@ struct GroupQuotaTests {
         #expect(try usage("g1", fixture).kept == usage("g1", fixture).counted)
     }
 
+    /// The attribute bytes `group_usage` keeps for `group`, and `AttributeValue.storedBytes` of
+    /// every item the store holds there (every class, read back).
+    func attributeBytes(_ group: String, _ store: SQLiteItemStore, _ fixture: VaultFixture) throws -> (kept: Int64, counted: Int64) {
+        let kept = try fixture.vault.pool.read { db in try GroupUsageTable.usage(of: group, on: db).attributeBytes }
+        let counted = try ItemClass.storedClasses.reduce(0) { sum, itemClass in
+            try store.find(ItemFilter(itemClass: itemClass, accessGroups: [group]), limit: nil, after: nil, reading: .attributes)
+                .items.reduce(sum) { $0 + AttributeValue.storedBytes(of: $1.attributes) }
+        }
+        return (kept, Int64(counted))
+    }
+
+    /// Issue 40, finding 5: attributes were not metered, so 1 MB labels went past any quota.
+    /// They count in `quota.attributeBytes`; adds and updates that grow past it change nothing.
+    @Test func attributesCountAgainstTheAttributeQuota() throws {
+        let (store, fixture) = try makeStore(GroupQuota(items: nil, secretBytes: 100, attributeBytes: 1000))
+        try store.add([item(account: "a", label: secret(600), secret: nil)])
+        let used = try attributeBytes("g1", store, fixture)
+        #expect(used.kept == used.counted && used.kept > 600)
+        let refused = #expect(throws: KeychainError.self) { try store.add([item(account: "b", label: secret(600))]) }
+        #expect(refused?.code == .diskFull)
+        #expect(refused?.detail?.contains("quota.attributeBytes") == true)
+        // An update that grows the attributes past the quota changes nothing; one that shrinks them goes through.
+        let grow = ItemChanges(attributes: [.comment: .string(secret(900))], modificationDate: Date())
+        #expect(status { try store.update(inGroup("g1"), with: grow) } == .diskFull)
+        let stored = try store.find(inGroup("g1"), limit: nil, after: nil, reading: .attributes).items
+        #expect(stored.count == 1 && stored[0].attributes[.comment] == nil)
+        #expect(try attributeBytes("g1", store, fixture).kept == used.kept)
+        let shrink = ItemChanges(attributes: [.label: .string("short"), .comment: .string(secret(300))], modificationDate: Date())
+        #expect(try store.update(inGroup("g1"), with: shrink) == 1)
+        #expect(try attributeBytes("g1", store, fixture).kept == used.kept - 595 + 300)
+        // Moves carry the attributes' bytes; deletes free them.
+        let move = ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date())
+        #expect(try store.update(inGroup("g1"), with: move) == 1)
+        #expect(try attributeBytes("g1", store, fixture).kept == 0)
+        let moved = try attributeBytes("g2", store, fixture)
+        #expect(moved.kept == moved.counted && moved.kept > 300)
+        #expect(try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"])) == 1)
+        #expect(try attributeBytes("g2", store, fixture).kept == 0)
+    }
+
+    /// A vault from before attributes were metered: migration 4 counts what its items hold, in
+    /// every class and value type, as the writes since count it.
+    @Test func theMigrationCountsTheAttributesAlreadyStored() throws {
+        let (store, fixture) = try makeStore(.unlimited)
+        try store.add([
+            item(account: "a", label: "héllo", extra: [.comment: .string(secret(40)), .generic: .data([1, 2, 3]), .type: .integer(7)]),
+            item(.internetPassword, account: "b", extra: [.server: .string("example.com"), .port: .integer(443), .protocol: .string("https")]),
+            item(.key, group: "g2", extra: [.applicationTag: .data(Array(repeating: 9, count: 33)), .canSign: .bool(true)]),
+        ])
+        let before = [try attributeBytes("g1", store, fixture), try attributeBytes("g2", store, fixture)]
+        #expect(before.allSatisfy { $0.kept == $0.counted && $0.kept > 0 })
+        try fixture.vault.pool.write { db in
+            try db.executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes")
+            try db.executeScript(GroupUsageTable.version4())
+        }
+        #expect(try [attributeBytes("g1", store, fixture), attributeBytes("g2", store, fixture)].map(\.kept) == before.map(\.kept))
+        #expect(try usage("g1", fixture).kept == usage("g1", fixture).counted)
+    }
+
     /// A vault from before quotas: migration 3 counts what it holds.
     @Test func theMigrationCountsTheItemsAlreadyStored() throws {
         let (store, fixture) = try makeStore(.unlimited)
@@ -126,6 +185,7 @@ struct GroupQuotaTests {
         try fixture.vault.pool.write { db in
             try db.executeScript("DROP TABLE group_usage")
             try db.executeScript(GroupUsageTable.version3())
+            try db.executeScript(GroupUsageTable.version4())
         }
         #expect(try usage("g1", fixture).kept == [2, 7])
         #expect(try usage("g2", fixture).kept == [1, 6])

@@ -87,6 +87,8 @@ public final class KeychainService: Sendable {
                 throw KeychainError.noSuchAttr("\"\(attribute.name)\" is not an attribute of \(request.itemClass.rawValue)")
             }
         }
+        // keychaind's own refresh records are sized by the setting's PUT, not by a client's values.
+        if !group.hasSameUTF8(as: RefreshSettingStore.accessGroup) { try Self.checkValueSizes(request.attributes) }
         var common = request.attributes
         common[.accessGroup] = .string(group)
         common[.synchronizable] = common[.synchronizable] ?? .bool(false)
@@ -180,6 +182,16 @@ public final class KeychainService: Sendable {
             throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(explicit))")
         }
         return group
+    }
+
+    /// errSecParam for a value larger than `AttributeValue.maximumBytes`, naming the attribute
+    /// (never its value).
+    private static func checkValueSizes(_ attributes: [Attribute: AttributeValue]) throws {
+        for (attribute, value) in attributes where value.storedBytes > AttributeValue.maximumBytes {
+            throw KeychainError.param(
+                "\"\(attribute.name)\" holds \(value.storedBytes) bytes; an attribute value holds at most "
+                    + "\(AttributeValue.maximumBytes) (UTF-8 bytes of a string, bytes of data)")
+        }
     }
 
     /// `…ThisDeviceOnly` items never leave the device, so they cannot be synchronizable.
@@ -297,6 +309,7 @@ public final class KeychainService: Sendable {
                 throw KeychainError.noSuchAttr("\"\(attribute.name)\" is not an attribute of \(query.itemClass.rawValue)")
             }
         }
+        try Self.checkValueSizes(update.attributes)
         if let target = update.attributes[.accessGroup] {
             guard case .string(let group) = target, client.accessGroups.containsExactly(group) else {
                 throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(target))")

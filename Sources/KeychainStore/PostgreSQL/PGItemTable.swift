@@ -39,13 +39,20 @@ enum PGItemTable {
         )
     })
 
-    /// Deletes the rows matching `filter`; returns each one's access group and sealed secret's size.
-    static func delete(_ filter: ItemFilter, on db: PGConnection) throws -> [(accessGroup: String, sealedBytes: Int)] {
+    /// Deletes the rows matching `filter`; returns each one's access group, sealed secret's size
+    /// and attributes (for the usage it frees).
+    static func delete(_ filter: ItemFilter, on db: PGConnection) throws
+        -> [(accessGroup: String, sealedBytes: Int, attributes: [Attribute: AttributeValue])]
+    {
         let where_ = PGItemFilter(filter)
+        let columns = ItemTable.columnsByClass[filter.itemClass]!.attributes
         let rows = try db.execute(
-            "DELETE FROM items WHERE \(where_.whereClause) RETURNING coalesce(\"accessGroup\", ''), coalesce(octet_length(secret), 0)",
+            "DELETE FROM items WHERE \(where_.whereClause) RETURNING coalesce(\"accessGroup\", ''), coalesce(octet_length(secret), 0), "
+                + columns.map(Schema.column).joined(separator: ", "),
             where_.values)
-        return (0..<rows.count).map { (rows.text($0, 0), Int(rows.int64($0, 1))) }
+        return (0..<rows.count).map {
+            (rows.text($0, 0), Int(rows.int64($0, 1)), attributes(from: rows, row: $0, columns: columns, startingAt: 2))
+        }
     }
 
     /// Sets the row `seq`'s `attributes` (nil: absent), its modification date and, when given, its
@@ -93,23 +100,31 @@ enum PGItemTable {
             guard let ref = PersistentRef(rows.text(row, 1)) else {
                 throw KeychainError.decode("a stored item has a malformed persistent reference")
             }
-            var values = [Attribute: AttributeValue](minimumCapacity: attributes.count)
-            for (offset, attribute) in attributes.enumerated() where !rows.isNull(row, 4 + offset) {
-                let column = 4 + offset
-                switch attribute.valueType {
-                case .string, .enumeration: values[attribute] = .string(rows.text(row, column))
-                case .data: values[attribute] = .data(rows.bytes(row, column))
-                case .integer: values[attribute] = .integer(rows.int64(row, column))
-                case .bool: values[attribute] = .bool(rows.int64(row, column) != 0)
-                case .date: values[attribute] = .date(Date(millisecondsSince1970: rows.int64(row, column)))
-                }
-            }
+            let values = Self.attributes(from: rows, row: row, columns: attributes, startingAt: 4)
             return Row(
                 seq: rows.int64(row, 0),
                 item: Item(itemClass: filter.itemClass, persistentRef: ref, attributes: values, secret: nil),
                 accessGroup: rows.text(row, 2),
                 sealedSecret: contents.contains(.secret) && !rows.isNull(row, 3) ? rows.bytes(row, 3) : nil)
         }
+    }
+
+    /// The attributes of `row`, which selected `columns` from column `first` on (absent when NULL).
+    static func attributes(from rows: PGRows, row: Int, columns: [Attribute], startingAt first: Int)
+        -> [Attribute: AttributeValue]
+    {
+        var values = [Attribute: AttributeValue](minimumCapacity: columns.count)
+        for (offset, attribute) in columns.enumerated() where !rows.isNull(row, first + offset) {
+            let column = first + offset
+            switch attribute.valueType {
+            case .string, .enumeration: values[attribute] = .string(rows.text(row, column))
+            case .data: values[attribute] = .data(rows.bytes(row, column))
+            case .integer: values[attribute] = .integer(rows.int64(row, column))
+            case .bool: values[attribute] = .bool(rows.int64(row, column) != 0)
+            case .date: values[attribute] = .date(Date(millisecondsSince1970: rows.int64(row, column)))
+            }
+        }
+        return values
     }
 
     /// How many rows each stored class holds; reads no secret.

@@ -25,7 +25,7 @@ final class PGItemTransaction: ItemOperations {
                 guard try PGItemTable.insert(item, sealedSecret: sealed, on: db) != nil else {
                     throw KeychainError.duplicateItem()
                 }
-                usage.record(item.accessGroup, items: 1, secretBytes: Int64(item.secret?.count ?? 0))
+                usage.recordAdded(item, to: item.accessGroup)
             }
         }
     }
@@ -48,7 +48,7 @@ final class PGItemTransaction: ItemOperations {
                 let change = try plan.change(
                     of: ItemUpdatePlan.Row(
                         persistentRef: row.item.persistentRef, accessGroup: row.accessGroup, modificationDate: modified,
-                        sealedSecret: row.sealedSecret),
+                        sealedSecret: row.sealedSecret, attributes: row.item.attributes),
                     keyring: keyring, usage: &usage, seal: { try keyring.seal($0, binding: $1) })
                 try PGItemTable.update(
                     row.seq, attributes: plan.changedAttributes, modificationDate: change.modificationDate,
@@ -62,7 +62,7 @@ final class PGItemTransaction: ItemOperations {
         try run {
             let deleted = try PGItemTable.delete(filter, on: db)
             for row in deleted {
-                usage.recordDeleted(from: row.accessGroup, sealedBytes: row.sealedBytes)
+                usage.recordDeleted(from: row.accessGroup, attributes: row.attributes, sealedBytes: row.sealedBytes)
             }
             return deleted.count
         }
@@ -72,7 +72,7 @@ final class PGItemTransaction: ItemOperations {
     func settleUsage(quota: GroupQuota) throws {
         try run {
             try usage.settle(quota: quota) {
-                try PGGroupUsageTable.add(items: $1, secretBytes: $2, to: $0, quota: quota, on: db)
+                try PGGroupUsageTable.add($1, to: $0, quota: quota, on: db)
             }
         }
     }

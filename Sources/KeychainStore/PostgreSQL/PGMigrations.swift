@@ -8,6 +8,7 @@ enum PGMigrations {
         (1, PGSchema.version1()),
         (2, PGSchema.version2()),
         (3, PGSchema.version3()),
+        (4, PGSchema.version4()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

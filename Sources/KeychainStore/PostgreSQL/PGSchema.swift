@@ -152,4 +152,22 @@ enum PGSchema {
         ALTER TABLE group_usage ADD PRIMARY KEY (access_group, shard);
         """
     }
+
+    /// Migration 4: attribute bytes (`GroupQuota.attributeBytes`), counted for the items already
+    /// stored into each group's shard 0. `AttributeValue.storedBytes` in SQL: a text's or bytea's
+    /// bytes, 8 for a bigint.
+    static func version4() -> String {
+        let attributeBytes = Attribute.all.map { attribute in
+            switch attribute.valueType {
+            case .string, .enumeration, .data: "coalesce(octet_length(\(Schema.column(attribute))), 0)"
+            case .integer, .bool, .date: "CASE WHEN \(Schema.column(attribute)) IS NULL THEN 0 ELSE 8 END"
+            }
+        }.joined(separator: " + ")
+        return """
+            ALTER TABLE group_usage ADD COLUMN attribute_bytes bigint NOT NULL DEFAULT 0;
+            INSERT INTO group_usage (access_group, shard, items, secret_bytes, attribute_bytes)
+                SELECT coalesce("accessGroup", ''), 0, 0, 0, sum(\(attributeBytes)) FROM items GROUP BY 1
+                ON CONFLICT (access_group, shard) DO UPDATE SET attribute_bytes = excluded.attribute_bytes;
+            """
+    }
 }

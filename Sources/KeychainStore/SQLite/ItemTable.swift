@@ -70,19 +70,23 @@ enum ItemTable {
         let accessGroup: String
         /// The bytes of its sealed secret (0: none).
         let sealedBytes: Int
+        /// Every attribute it stored, for the usage it frees.
+        let attributes: [Attribute: AttributeValue]
     }
 
     /// Deletes the rows matching `filter`.
     static func delete(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [DeletedRow] {
         let (whereClause, values) = whereClause(filter)
         let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
-        let returning = (["seq", "ifnull(\"accessGroup\", '')", "ifnull(length(secret), 0)"] + lead.map(Schema.column))
+        let columns = columnsByClass[filter.itemClass]!.attributes
+        let returning = (["seq", "ifnull(\"accessGroup\", '')", "ifnull(length(secret), 0)"] + (lead + columns).map(Schema.column))
             .joined(separator: ", ")
         return try db.query("DELETE FROM items WHERE \(whereClause) RETURNING \(returning)", values) { row in
             DeletedRow(
                 entry: ItemLookupMap.Entry(
                     key: ItemLookupMap.Key(filter.itemClass, lead.indices.map { row.value(Int32($0) + 3) }), seq: row.int64(0)),
-                accessGroup: row.text(1), sealedBytes: Int(row.int64(2)))
+                accessGroup: row.text(1), sealedBytes: Int(row.int64(2)),
+                attributes: attributes(from: row, columns: columns, startingAt: Int32(3 + lead.count)))
         }
     }
 
@@ -96,20 +100,24 @@ enum ItemTable {
         let sealedSecret: [UInt8]?
         /// Its lookup-map key attributes' values, in `ItemLookupMap.keyAttributes` order.
         let lookupValues: [SQLiteValue]
+        /// Every attribute it stores.
+        let attributes: [Attribute: AttributeValue]
     }
 
     static func rowsToUpdate(_ filter: ItemFilter, on db: SQLiteConnection) throws -> [RowToUpdate] {
         let (whereClause, values) = whereClause(filter)
         let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
+        let columns = columnsByClass[filter.itemClass]!.attributes
         return try db.query(
             "SELECT seq, persistent_ref, ifnull(\"accessGroup\", ''), \"modificationDate\", secret, "
-                + lead.map(Schema.column).joined(separator: ", ") + " FROM items WHERE \(whereClause)",
+                + (lead + columns).map(Schema.column).joined(separator: ", ") + " FROM items WHERE \(whereClause)",
             values
         ) { row in
             RowToUpdate(
                 seq: row.int64(0), persistentRef: row.text(1), accessGroup: row.text(2),
                 modificationDate: row.isNull(3) ? nil : row.int64(3), sealedSecret: row.isNull(4) ? nil : row.blob(4),
-                lookupValues: lead.indices.map { row.value(Int32($0) + 5) })
+                lookupValues: lead.indices.map { row.value(Int32($0) + 5) },
+                attributes: attributes(from: row, columns: columns, startingAt: Int32(5 + lead.count)))
         }
     }
 
@@ -285,11 +293,21 @@ enum ItemTable {
         guard let itemClass = classesByCode[row.text(1)], let ref = PersistentRef(row.text(2)) else {
             throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference")
         }
+        return Item(
+            itemClass: itemClass, persistentRef: ref,
+            attributes: attributes(from: row, columns: columns, startingAt: firstAttributeColumn), secret: nil)
+    }
+
+    /// The attributes of a row that selected `columns` from column `first` on (absent when NULL).
+    @inline(__always)
+    static func attributes(from row: SQLiteStatement, columns: [Attribute], startingAt first: Int32)
+        -> [Attribute: AttributeValue]
+    {
         // Made at its size by the (inlined, specialized) initializer: `reserveCapacity` ran
         // unspecialized in the standard library and looked up type metadata (~1k instructions).
         var attributes = [Attribute: AttributeValue](minimumCapacity: columns.count)
         for (offset, attribute) in columns.enumerated() {
-            let column = firstAttributeColumn + Int32(offset)
+            let column = first + Int32(offset)
             if row.isNull(column) { continue }
             // Read each column as its attribute's type directly (this runs for every column of
             // every row read).
@@ -301,6 +319,6 @@ enum ItemTable {
             case .date: attributes[attribute] = .date(Date(millisecondsSince1970: row.int64(column)))
             }
         }
-        return Item(itemClass: itemClass, persistentRef: ref, attributes: attributes, secret: nil)
+        return attributes
     }
 }

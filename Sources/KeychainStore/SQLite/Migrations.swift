@@ -5,6 +5,7 @@ enum Migrations {
         (1, Schema.version1()),
         (2, Schema.lookupIndexes()),
         (3, GroupUsageTable.version3()),
+        (4, GroupUsageTable.version4()),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

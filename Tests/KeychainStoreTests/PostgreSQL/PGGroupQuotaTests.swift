@@ -63,4 +63,56 @@ struct PGGroupQuotaTests {
         #expect(try usage("g1", database).kept == usage("g1", database).counted)
         #expect(try usage("g2", database).kept == [1, 5])
     }
+
+    /// The attribute bytes kept for `group` (over its shards), and `AttributeValue.storedBytes`
+    /// of every item stored there, read back.
+    func attributeBytes(_ group: String, _ store: PGItemStore, _ database: PGTestDatabase) throws -> (kept: Int64, counted: Int64) {
+        let kept = try database.connect().execute(
+            "SELECT coalesce(sum(attribute_bytes), 0)::bigint FROM group_usage WHERE access_group = $1", [.text(group)]
+        ).int64(0, 0)
+        let counted = try ItemClass.storedClasses.reduce(0) { sum, itemClass in
+            try store.find(ItemFilter(itemClass: itemClass, accessGroups: [group]), limit: nil, after: nil, reading: .attributes)
+                .items.reduce(sum) { $0 + AttributeValue.storedBytes(of: $1.attributes) }
+        }
+        return (kept, Int64(counted))
+    }
+
+    /// Issue 40, finding 5, on PostgreSQL: attributes count against `quota.attributeBytes`.
+    @Test func attributesCountAgainstTheAttributeQuota() throws {
+        let (store, database) = try makeStore(GroupQuota(items: nil, secretBytes: 100, attributeBytes: 1000))
+        let inGroup = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])
+        try store.add([item(account: "a", label: String(repeating: "x", count: 600), secret: nil)])
+        let used = try attributeBytes("g1", store, database)
+        #expect(used.kept == used.counted && used.kept > 600)
+        let refused = #expect(throws: KeychainError.self) {
+            try store.add([item(account: "b", label: String(repeating: "x", count: 600))])
+        }
+        #expect(refused?.code == .diskFull)
+        #expect(refused?.detail?.contains("quota.attributeBytes") == true)
+        let grow = ItemChanges(attributes: [.comment: .string(String(repeating: "x", count: 900))], modificationDate: Date())
+        let grown = #expect(throws: KeychainError.self) { try store.update(inGroup, with: grow) }
+        #expect(grown?.code == .diskFull)
+        #expect(try store.find(inGroup, limit: nil, after: nil, reading: .attributes).items.first?.attributes[.comment] == nil)
+        _ = try store.update(
+            inGroup, with: ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date()))
+        #expect(try attributeBytes("g1", store, database).kept == 0)
+        let moved = try attributeBytes("g2", store, database)
+        #expect(moved.kept == moved.counted && moved.kept == used.kept)
+        _ = try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"]))
+        #expect(try attributeBytes("g2", store, database).kept == 0)
+    }
+
+    /// A database from before attributes were metered: migration 4 counts what is stored.
+    @Test func theMigrationCountsTheAttributesAlreadyStored() throws {
+        let (store, database) = try makeStore(.unlimited)
+        try store.add([
+            item(account: "a", label: "héllo", extra: [.comment: .string("a comment"), .generic: .data([1, 2, 3]), .type: .integer(7)]),
+            item(.internetPassword, account: "b", extra: [.server: .string("example.com"), .port: .integer(443)]),
+            item(.key, group: "g2", extra: [.applicationTag: .data(Array(repeating: 9, count: 33)), .canSign: .bool(true)]),
+        ])
+        let before = [try attributeBytes("g1", store, database), try attributeBytes("g2", store, database)]
+        #expect(before.allSatisfy { $0.kept == $0.counted && $0.kept > 0 })
+        try database.connect().executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes; " + PGSchema.version4())
+        #expect(try [attributeBytes("g1", store, database), attributeBytes("g2", store, database)].map(\.kept) == before.map(\.kept))
+    }
 }
