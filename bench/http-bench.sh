@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HTTP benchmark, side by side with the bare libmicrohttpd server (the ceiling) in one run:
-#   baseline GET /hello (shared/bench/baseline), then keychaind's
+#   baseline GET /hello (bench/baseline), then keychaind's
 #   GET /v1/tokens/{s}/authorization, GET /v1/items/genericPassword?...&return=data,
 #   POST /v1/items/genericPassword (a durable add per request),
 # alternating, at 1, 8 and 64 connections, for several rounds. Prints a Markdown table with the
@@ -22,7 +22,7 @@ port=18700
 bench_workspace
 
 swift build -c release --product keychaind >/dev/null
-bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
+bash bench/baseline/run.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
 pids+=($!)
 env ${KEYCHAIND_BENCH_CONFIG:-} .build/release/keychaind serve --listen "127.0.0.1:$port" \
     --data-dir "$work/data" >"$work/keychaind.log" 2>&1 &

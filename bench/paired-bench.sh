@@ -20,7 +20,7 @@
 #   -x NAME[,NAME...]: the token fetch with server-side refresh: every arm's bench token expires in a
 #      day, and the named arms also keep it with a refresh setting (never due in the run, so the
 #      fetch pays only the due check), e.g. `-x with plain=BIN with=BIN` (docs/benchmarks.md).
-# needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server).
+# needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server, bench/baseline).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib.sh
@@ -51,7 +51,7 @@ wrk_threads=2
 bench_workspace
 
 baseline_port=8299
-bash ../shared/bench/baseline/run-baseline.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
+bash bench/baseline/run.sh "$baseline_port" >"$work/baseline.log" 2>&1 &
 pids+=($!)
 names=(baseline) ports=("$baseline_port") server_pids=("")
 port=18780

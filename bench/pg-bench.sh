@@ -83,7 +83,7 @@ pg_bench_cleanup() {
 trap pg_bench_cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The throwaway cluster (docs: ../shared/docs/postgresql-notes.md, section 2).
+# The throwaway cluster, started as the tests start theirs (ThrowawayPostgres in KeychainTestSupport).
 pgdir=$(mktemp -d)
 [ "$(id -u)" -eq 0 ] && chown postgres: "$pgdir"
 pgport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
