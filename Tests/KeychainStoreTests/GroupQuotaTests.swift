@@ -172,7 +172,7 @@ struct GroupQuotaTests {
         #expect(before.allSatisfy { $0.kept == $0.counted && $0.kept > 0 })
         try fixture.vault.pool.write { db in
             try db.executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes")
-            try db.executeScript(GroupUsageTable.version4())
+            try db.executeScript(Migrations.version4)
         }
         #expect(try [attributeBytes("g1", store, fixture), attributeBytes("g2", store, fixture)].map(\.kept) == before.map(\.kept))
         #expect(try usage("g1", fixture).kept == usage("g1", fixture).counted)
@@ -184,8 +184,8 @@ struct GroupQuotaTests {
         try store.add([item(account: "a", secret: secret(7)), item(account: "b", secret: nil), item(account: "c", group: "g2")])
         try fixture.vault.pool.write { db in
             try db.executeScript("DROP TABLE group_usage")
-            try db.executeScript(GroupUsageTable.version3())
-            try db.executeScript(GroupUsageTable.version4())
+            try db.executeScript(Migrations.version3)
+            try db.executeScript(Migrations.version4)
         }
         #expect(try usage("g1", fixture).kept == [2, 7])
         #expect(try usage("g2", fixture).kept == [1, 6])

@@ -5,10 +5,10 @@
 /// transactional in PostgreSQL) and frees the lock with its session.
 enum PGMigrations {
     static let all: [(version: Int64, script: String)] = [
-        (1, PGSchema.version1()),
-        (2, PGSchema.version2()),
-        (3, PGSchema.version3()),
-        (4, PGSchema.version4()),
+        (1, version1),
+        (2, version2),
+        (3, version3),
+        (4, version4),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -2,10 +2,10 @@
 /// transaction (the version is bumped inside it, so a crash leaves the old version or the new).
 enum Migrations {
     static let all: [(version: Int64, script: String)] = [
-        (1, Schema.version1()),
-        (2, Schema.lookupIndexes()),
-        (3, GroupUsageTable.version3()),
-        (4, GroupUsageTable.version4()),
+        (1, version1),
+        (2, version2),
+        (3, version3),
+        (4, version4),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

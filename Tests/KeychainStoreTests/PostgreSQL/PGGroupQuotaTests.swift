@@ -112,7 +112,7 @@ struct PGGroupQuotaTests {
         ])
         let before = [try attributeBytes("g1", store, database), try attributeBytes("g2", store, database)]
         #expect(before.allSatisfy { $0.kept == $0.counted && $0.kept > 0 })
-        try database.connect().executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes; " + PGSchema.version4())
+        try database.connect().executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes; " + PGMigrations.version4)
         #expect(try [attributeBytes("g1", store, database), attributeBytes("g2", store, database)].map(\.kept) == before.map(\.kept))
     }
 }
