@@ -14,10 +14,10 @@ extension DataDirectory {
     @discardableResult
     public func initializePostgreSQL(_ settings: PGSettings, logger: Logger) throws -> Bool {
         try createIfMissing()
+        let db = try StoreErrors.map { try settings.connect() }
+        try migratePostgreSQL(db)
         return try StoreErrors.map {
-            let db = try settings.connect()
-            try PGMigrations.apply(on: db)
-            return try db.transaction {
+            try db.transaction {
                 try db.execute("SELECT pg_advisory_xact_lock(hashtext($1))", [.text(Self.initLockName)])
                 guard try PGKeyringTable.load(on: db).checkValue == nil else { return false }
                 let wroteKey = !FileManager.default.fileExists(atPath: masterKeyPath)
@@ -62,7 +62,7 @@ extension DataDirectory {
         let state: PGClusterState.Snapshot
         do {
             let db = try settings.connect()
-            try PGMigrations.apply(on: db)
+            try migratePostgreSQL(db)
             guard try PGKeyringTable.load(on: db).checkValue != nil else {
                 throw DataDirectoryError(
                     .notInitialized, "the PostgreSQL database has no vault yet; run `keychaind init` (or serve) with it first")

@@ -239,22 +239,29 @@ extension DataDirectory {
     /// made durable before the caller removes the live names: keychain.db is never missing.
     /// Returns the kept name.
     private func keepReplacedDatabase() throws -> String {
-        let base = "\(databasePath).replaced-\(Self.timestamp())"
         let wal = databasePath + "-wal"
         let hasWAL = FileManager.default.fileExists(atPath: wal)
-        var attempt = 1
-        while true {
-            let kept = attempt == 1 ? base : "\(base)-\(attempt)"
-            attempt += 1
-            guard try linkExclusively(databasePath, as: kept) else { continue }
+        let kept = try Self.claimFreeName("\(databasePath).replaced-\(Self.timestamp())") { kept in
+            guard try linkExclusively(databasePath, as: kept) else { return false }
             // A stale WAL under the kept name would be replayed onto the kept copy when opened.
             let keptWALIsOurs =
                 hasWAL ? try linkExclusively(wal, as: kept + "-wal") : !FileManager.default.fileExists(atPath: kept + "-wal")
-            if keptWALIsOurs {
-                AtomicFile.fsyncDirectory(path)
-                return kept
-            }
-            unlink(kept)
+            if !keptWALIsOurs { unlink(kept) }
+            return keptWALIsOurs
+        }
+        AtomicFile.fsyncDirectory(path)
+        return kept
+    }
+
+    /// The first of `base`, `base-2`, `base-3`, ... that `claim` takes. `claim` creates the name
+    /// exclusively (link(2), O_EXCL) and answers false when it is taken, so a copy kept under an
+    /// earlier name is never replaced.
+    static func claimFreeName(_ base: String, _ claim: (String) throws -> Bool) rethrows -> String {
+        var attempt = 1
+        while true {
+            let name = attempt == 1 ? base : "\(base)-\(attempt)"
+            attempt += 1
+            if try claim(name) { return name }
         }
     }
 

@@ -51,7 +51,7 @@ public struct DataDirectory: Sendable {
             let masterKey = try MasterKeyFile.generate()
             try MasterKeyFile.write(masterKey, to: masterKeyPath)
             try createPrivateDatabaseFile()
-            let pool = try openPool()
+            let pool = try openPool(logger: logger)
             defer { pool.close() }
             _ = try Keyring.create(
                 storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
@@ -106,7 +106,7 @@ public struct DataDirectory: Sendable {
                 .notInitialized, "the data directory \(path) is not initialized; run `keychaind init` first")
         }
         if locked {
-            let pool = try openPool(maxIdleReaders: maxIdleReaders)
+            let pool = try openPool(maxIdleReaders: maxIdleReaders, logger: logger)
             do {
                 let keyring = try Keyring.locked(
                 storage: KeyringTable(pool: pool), source: masterKeySource, threshold: rotationThreshold, logger: logger)
@@ -123,7 +123,7 @@ public struct DataDirectory: Sendable {
                     + "restore master.key from your backup (without it the secrets cannot be decrypted)")
         }
         let candidateKey = try MasterKeyFile.read(from: masterKeyPath)
-        let pool = try openPool(maxIdleReaders: maxIdleReaders)
+        let pool = try openPool(maxIdleReaders: maxIdleReaders, logger: logger)
         do {
             let masterKey = try resolveMasterKey(candidateKey, storage: KeyringTable(pool: pool), logger: logger)
             let keyring = try Keyring.unlock(
@@ -177,16 +177,34 @@ public struct DataDirectory: Sendable {
         close(descriptor)
     }
 
-    private func openPool(maxIdleReaders: Int = 4) throws -> ConnectionPool {
+    /// Opens the database and applies the migrations it lacks, keeping a copy of it first when
+    /// there are some (`keepPreMigrationCopy`). A database a later release migrated is refused
+    /// as such (`newerSchema`), not as damaged: it is whole, and that release still opens it.
+    private func openPool(maxIdleReaders: Int = 4, logger: Logger) throws -> ConnectionPool {
         do {
             let pool = try ConnectionPool(path: databasePath, maxIdleReaders: maxIdleReaders)
             do {
-                try pool.write { try Migrations.apply(on: $0) }
+                try pool.write { connection in
+                    let version = try Migrations.version(of: connection)
+                    if version > 0 && version < Migrations.latestVersion {
+                        try keepPreMigrationCopy(of: connection, version: version, logger: logger)
+                    }
+                    try Migrations.apply(on: connection)
+                }
             } catch {
                 pool.close()
                 throw error
             }
             return pool
+        } catch let error as NewerSchemaError {
+            throw DataDirectoryError(
+                .newerSchema,
+                "the database \(databasePath) was migrated by a later keychaind release: its schema version is "
+                    + "\(error.found), this release knows versions up to \(error.known). It is left as it is. Start the "
+                    + "release that migrated it, or go back to this one with the database as it was before that "
+                    + "upgrade: stop the server and put back the copy keychaind kept beside it before migrating "
+                    + "(keychain.db.pre-migration-v<N>-<time>, N at most \(error.known)) or your backup (docs/operations.md, "
+                    + "\"Upgrade and roll back\")")
         } catch let error as SQLiteError {
             throw DataDirectoryError(
                 .damaged,
@@ -201,6 +219,8 @@ public struct DataDirectoryError: Error, CustomStringConvertible, Equatable {
     public enum Code: Sendable, Equatable {
         case alreadyInitialized, notInitialized, notADirectory, insecureMasterKey, badMasterKey, missingMasterKey
         case wrongMasterKey, damaged, io
+        /// The database was migrated by a later keychaind release than this one.
+        case newerSchema
         /// Another process (a running server, a restore) holds the data directory's lock.
         case inUse
         /// A file given to restore is not a usable keychaind database.

@@ -31,9 +31,7 @@ enum PGMigrations {
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version bigint PRIMARY KEY, applied timestamptz NOT NULL DEFAULT now())")
             let current = try version(on: connection)
             if current > latestVersion {
-                throw PostgreSQLError(
-                    sqlState: nil,
-                    message: "database schema version \(current) is newer than this keychaind (\(latestVersion))")
+                throw NewerSchemaError(found: current, known: latestVersion)
             }
             let missing = all.filter { $0.version > current }
             for migration in missing {

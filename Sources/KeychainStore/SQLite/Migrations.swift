@@ -19,8 +19,7 @@ enum Migrations {
     static func apply(on connection: SQLiteConnection) throws {
         let current = try version(of: connection)
         if current > latestVersion {
-            throw SQLiteError(
-                code: 1, message: "database schema version \(current) is newer than this keychaind (\(latestVersion))")
+            throw NewerSchemaError(found: current, known: latestVersion)
         }
         for migration in all where migration.version > current {
             try connection.transaction {

@@ -50,6 +50,6 @@ struct PGMigrationsTests {
         let db = try PGTestDatabase().connect()
         try PGMigrations.apply(on: db)
         try db.execute("INSERT INTO schema_migrations (version) VALUES ($1)", [.int8(PGMigrations.latestVersion + 1)])
-        #expect(throws: PostgreSQLError.self) { try PGMigrations.apply(on: db) }
+        #expect(throws: NewerSchemaError.self) { try PGMigrations.apply(on: db) }
     }
 }

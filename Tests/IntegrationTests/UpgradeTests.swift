@@ -1,0 +1,102 @@
+import Foundation
+import KeychainTestSupport
+import Testing
+
+/// Upgrades an operator can trust (issue 41, item 6), against the real binary: a database a later
+/// release migrated is refused with a message saying so and what to do, and left as it is; on
+/// SQLite the database is copied before this release migrates it.
+@Suite(.serialized)
+struct UpgradeTests {
+    /// The schema version this build migrates SQLite databases to.
+    static let latestSQLiteVersion = 4
+
+    @discardableResult
+    func sqlite(_ database: String, _ statement: String) throws -> String {
+        let result = try Command.run(["sqlite3", database, statement])
+        #expect(result.status == 0, "\(result.stderr)")
+        return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A data directory whose database a later release migrated: `serve` exits 1 saying so (not
+    /// "damaged"), names the versions and the way back, and leaves the database as it was.
+    @Test func aDatabaseALaterReleaseMigratedIsRefusedAndLeftAsItIs() throws {
+        let server = try KeychaindProcess()
+        #expect(server.stop() == 0)
+        let database = server.dataDir.appendingPathComponent("keychain.db").path
+        #expect(try sqlite(database, "PRAGMA user_version") == "\(Self.latestSQLiteVersion)")
+        let later = Self.latestSQLiteVersion + 1
+        try sqlite(database, "PRAGMA user_version = \(later)")
+
+        let refused = try KeychaindProcess(dataDir: server.dataDir, waitForListening: false)
+        #expect(refused.waitForExit() == 1)
+        let log = refused.log
+        #expect(log.contains("was migrated by a later keychaind release"), "\(log)")
+        #expect(log.contains("schema version is \(later), this release knows versions up to \(Self.latestSQLiteVersion)"), "\(log)")
+        #expect(log.contains("pre-migration") && log.contains("Upgrade and roll back"), "\(log)")
+        #expect(!log.contains("damaged"), "\(log)")
+        #expect(try sqlite(database, "PRAGMA user_version") == "\(later)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.dataDir.path)
+        #expect(!files.contains { $0.contains("pre-migration") }, "\(files)")
+    }
+
+    /// A database at schema 3 (migration 4's column dropped, as a release before it left it):
+    /// serving it keeps `keychain.db.pre-migration-v3-<time>` (0600, logged), which holds the
+    /// items at version 3, while the live database is migrated; a second start keeps no copy.
+    @Test func migratingKeepsACopyOfTheDatabaseAsItWas() throws {
+        let server = try KeychaindProcess()
+        let admin = try server.adminToken()
+        for account in ["a", "b", "c"] {
+            let add = try server.client().json(
+                "POST", "/v1/items/genericPassword", ["service": "upgrade.example.com", "account": account, "value": "v-\(account)"],
+                token: admin)
+            #expect(add.status == 201, "\(add.text)")
+        }
+        #expect(server.stop() == 0)
+        let database = server.dataDir.appendingPathComponent("keychain.db").path
+        try sqlite(database, "ALTER TABLE group_usage DROP COLUMN attribute_bytes; PRAGMA user_version = 3")
+        let rowsBefore = try sqlite(database, "SELECT persistent_ref, secret FROM items ORDER BY persistent_ref")
+        #expect(!rowsBefore.isEmpty)
+
+        let upgraded = try KeychaindProcess(dataDir: server.dataDir)
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.dataDir.path)
+        let copies = files.filter { $0.hasPrefix("keychain.db.pre-migration-v3-") }
+        #expect(copies.count == 1, "\(files)")
+        let read = try upgraded.client().send(
+            "GET", "/v1/items/genericPassword?service=upgrade.example.com&limit=all&return=data", token: admin)
+        #expect(read.status == 200 && (read.json["items"] as? [Any])?.count == 3, "\(read.text)")
+        #expect(upgraded.stop() == 0)
+        #expect(try sqlite(database, "PRAGMA user_version") == "\(Self.latestSQLiteVersion)")
+        guard let name = copies.first else { return }
+        let copy = server.dataDir.appendingPathComponent(name).path
+        #expect(upgraded.log.contains("kept a copy of the database before migrating it") && upgraded.log.contains(copy))
+        #expect(name.range(of: #"^keychain\.db\.pre-migration-v3-\d{8}T\d{6}Z$"#, options: .regularExpression) != nil, "\(name)")
+        let mode = try FileManager.default.attributesOfItem(atPath: copy)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try sqlite(copy, "PRAGMA user_version") == "3")
+        #expect(try sqlite(copy, "PRAGMA integrity_check") == "ok")
+        #expect(try sqlite(copy, "SELECT persistent_ref, secret FROM items ORDER BY persistent_ref") == rowsBefore)
+        #expect(try sqlite(copy, "SELECT count(*) FROM pragma_table_info('group_usage') WHERE name = 'attribute_bytes'") == "0")
+
+        let again = try KeychaindProcess(dataDir: server.dataDir)
+        #expect(again.stop() == 0)
+        let after = try FileManager.default.contentsOfDirectory(atPath: server.dataDir.path)
+        #expect(after.filter { $0.contains("pre-migration") }.count == 1, "\(after)")
+        #expect(!again.log.contains("kept a copy"))
+    }
+
+    /// A PostgreSQL database a later release migrated: a node exits 1 saying so, and the
+    /// database's schema is left as it was.
+    @Test func aPostgreSQLDatabaseALaterReleaseMigratedIsRefused() throws {
+        let postgres = try ThrowawayPostgres.shared()
+        let cluster = try PGCluster(postgres: postgres, nodes: 1)
+        cluster.stopAll()
+        try postgres.runClient(
+            "psql", ["-d", cluster.database, "-v", "ON_ERROR_STOP=1", "-c",
+                     "INSERT INTO schema_migrations (version) SELECT max(version) + 1 FROM schema_migrations"])
+        let refused = try KeychaindProcess(dataDir: cluster.dataDirs[0], environment: cluster.environment, waitForListening: false)
+        #expect(refused.waitForExit() == 1)
+        let log = refused.log
+        #expect(log.contains("the PostgreSQL database was migrated by a later keychaind release"), "\(log)")
+        #expect(log.contains("pg_dump") && log.contains("Upgrade and roll back"), "\(log)")
+    }
+}
