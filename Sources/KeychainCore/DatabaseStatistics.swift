@@ -1,5 +1,6 @@
 /// What a node's PostgreSQL connections have done since start (for metrics): connections open
-/// and in use now, statements run and their latency, connection failures.
+/// and in use now, statements run and their latency, connection failures; and what its last
+/// heartbeat learned of the cluster.
 public struct DatabaseStatistics: Sendable, Equatable {
     /// The upper bounds, in seconds, of the statement latency buckets.
     public static let latencyBounds: [Double] = [0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1]
@@ -15,6 +16,11 @@ public struct DatabaseStatistics: Sendable, Equatable {
     public var statementsByLatency = [UInt64](repeating: 0, count: DatabaseStatistics.latencyBounds.count)
     /// Connections that could not be made or were lost.
     public var connectionFailures: UInt64 = 0
+    /// The database's clock minus this node's, in seconds, at the last heartbeat.
+    public var clockSkewSeconds: Double = 0
+    /// Nodes whose heartbeat is recent (this one included), and the oldest release among them.
+    public var liveNodes = 0
+    public var oldestLiveRelease: String?
 
     public init() {}
 

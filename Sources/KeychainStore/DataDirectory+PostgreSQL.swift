@@ -46,20 +46,25 @@ extension DataDirectory {
     /// Opens the vault of an initialised PostgreSQL database with this directory's master key,
     /// locked when the cluster is locked (or `locked` asks it). `notInitialized` when the database
     /// has no keyring yet, `missingMasterKey` when this node has no copy of `master.key`,
-    /// `wrongMasterKey` when its copy is not the database's.
+    /// `wrongMasterKey` when its copy is not the database's. The node records itself in
+    /// `cluster_nodes` as running `release` (`PGHeartbeat`) before it serves.
     public func openPostgreSQL(
-        _ settings: PGSettings, logger: Logger, locked: Bool = false, quota: GroupQuota = .unlimited
+        _ settings: PGSettings, release: String, logger: Logger, locked: Bool = false, quota: GroupQuota = .unlimited
     ) throws -> PGVault {
         try openPostgreSQL(
-            settings, logger: logger, locked: locked, quota: quota, rotationThreshold: Keyring.defaultRotationThreshold)
+            settings, release: release, logger: logger, locked: locked, quota: quota,
+            rotationThreshold: Keyring.defaultRotationThreshold)
     }
 
     func openPostgreSQL(
-        _ settings: PGSettings, logger: Logger, locked: Bool, quota: GroupQuota, rotationThreshold: UInt64,
+        _ settings: PGSettings, release: String, logger: Logger, locked: Bool, quota: GroupQuota, rotationThreshold: UInt64,
         leaseSize: UInt64 = 10_000
     ) throws -> PGVault {
         let storage = PGKeyringStorage(settings: settings, leaseSize: leaseSize)
         let state: PGClusterState.Snapshot
+        let heartbeat = PGHeartbeat(
+            node: PGClusterNodes.nodeName(dataDirectory: path), release: release, statistics: settings.statistics,
+            logger: logger)
         do {
             let db = try settings.connect()
             try migratePostgreSQL(db)
@@ -68,6 +73,13 @@ extension DataDirectory {
                     .notInitialized, "the PostgreSQL database has no vault yet; run `keychaind init` (or serve) with it first")
             }
             state = try PGClusterState.read(on: db)
+            try heartbeat.beat(on: db, starting: true)
+            let cluster = settings.statistics.current
+            logger.notice(
+                "this node is recorded in cluster_nodes", metadata: [
+                    "node": "\(heartbeat.node)", "release": "\(release)", "schemaVersion": "\(PGMigrations.latestVersion)",
+                    "liveNodes": "\(cluster.liveNodes)", "oldestLiveRelease": "\(cluster.oldestLiveRelease ?? "-")",
+                ])
         } catch let error as DataDirectoryError {
             throw error
         } catch {
@@ -98,6 +110,8 @@ extension DataDirectory {
                         + "of a node of this vault")
             }
         }
-        return PGVault(settings: settings, keyring: keyring, directory: self, state: state, logger: logger, quota: quota)
+        return PGVault(
+            settings: settings, keyring: keyring, directory: self, state: state, heartbeat: heartbeat, logger: logger,
+            quota: quota)
     }
 }

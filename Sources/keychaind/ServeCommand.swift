@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KeychainAPI
 import KeychainConfig
 import KeychainHTTP
 import KeychainObservability
@@ -151,7 +152,7 @@ struct ServeCommand: ParsableCommand {
             logger.notice("initialised the PostgreSQL database; the first admin token is in \(directory.adminTokenPath)")
         }
         let vault = try directory.openPostgreSQL(
-            settings, logger: logger, locked: locked, quota: Wiring.groupQuota(configuration))
+            settings, release: KeychaindVersion.current, logger: logger, locked: locked, quota: Wiring.groupQuota(configuration))
         logger.info("PostgreSQL vault ready", metadata: ["masterKey": "\(directory.masterKeyPath)"])
         return vault
     }

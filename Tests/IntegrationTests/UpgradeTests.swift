@@ -1,4 +1,5 @@
 import Foundation
+import KeychainAPI
 import KeychainTestSupport
 import Testing
 
@@ -98,5 +99,42 @@ struct UpgradeTests {
         let log = refused.log
         #expect(log.contains("the PostgreSQL database was migrated by a later keychaind release"), "\(log)")
         #expect(log.contains("pg_dump") && log.contains("Upgrade and roll back"), "\(log)")
+    }
+
+    /// Each node records its release, schema version and heartbeat in `cluster_nodes`, beats every
+    /// few seconds, and exports the oldest release among live nodes (an older node's row, written
+    /// by hand here, shows within a beat; a stale one does not) and its clock's difference with
+    /// the database's.
+    @Test func eachNodeRecordsItsReleaseAndAHeartbeat() throws {
+        let postgres = try ThrowawayPostgres.shared()
+        let cluster = try PGCluster(postgres: postgres, nodes: 2)
+        defer { cluster.stopAll() }
+        func psql(_ sql: String) throws -> String {
+            let result = try Command.run([
+                "psql", "-h", "127.0.0.1", "-p", "\(postgres.port)", "-U", postgres.user, "-d",
+                cluster.database, "-AtX", "-v", "ON_ERROR_STOP=1", "-c", sql,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let rows = try psql("SELECT release, schema_version FROM cluster_nodes ORDER BY node").split(separator: "\n")
+        #expect(rows == ["\(KeychaindVersion.current)|5", "\(KeychaindVersion.current)|5"], "\(rows)")
+        #expect(cluster.node(0).logShows("this node is recorded in cluster_nodes"), "\(cluster.node(0).log)")
+        let first = try psql("SELECT heartbeat_at FROM cluster_nodes ORDER BY node")
+        #expect(waitUntil(timeout: 12) { (try? psql("SELECT heartbeat_at FROM cluster_nodes ORDER BY node")) != first })
+
+        _ = try psql(
+            "INSERT INTO cluster_nodes VALUES ('old-host:/var/lib/keychaind', '0.0.9', 4, now(), now()), "
+                + "('gone-host:/var/lib/keychaind', '0.0.1', 3, now() - interval '1 day', now() - interval '1 day')")
+        let admin = cluster.adminToken
+        var metrics = ""
+        let shown = waitUntil(timeout: 12) {
+            metrics = (try? cluster.client(1).send("GET", "/v1/metrics", token: admin).text) ?? ""
+            return metrics.contains(#"keychaind_cluster_oldest_release{release="0.0.9"} 1"#)
+        }
+        #expect(shown, "\(metrics)")
+        #expect(metrics.contains("keychaind_cluster_nodes 3"), "\(metrics)")
+        let skew = metrics.split(separator: "\n").first { $0.hasPrefix("keychaind_cluster_clock_skew_seconds ") }
+        #expect(skew.flatMap { Double($0.split(separator: " ")[1]) }.map { abs($0) < 2 } == true, "\(metrics)")
     }
 }

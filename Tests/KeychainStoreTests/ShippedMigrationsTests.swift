@@ -20,6 +20,7 @@ import Testing
         2: "4d5a3dd7cb6bff0a3ba881275d69f50d02a1457ed02a4757e72fac30e072dd03",
         3: "36c35acba3e0d33bc00eef7d2feaa8e660d30b582897d2cd051b54532e2fe91c",
         4: "0b88d751cfec46e9e879a1403649ad5a1ad18c5ff0e78e8949bb9ed0d544001b",
+        5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

@@ -135,7 +135,8 @@ extension PrometheusText {
         sample("keychaind_storage_writes_queued", UInt64(statistics.queued))
     }
 
-    /// The PostgreSQL connections' families: use of the connections and statement latency.
+    /// The PostgreSQL connections' families: use of the connections and statement latency; and
+    /// the cluster as this node's last heartbeat saw it (clock skew, live nodes, oldest release).
     mutating func database(_ statistics: DatabaseStatistics) {
         family(
             "keychaind_storage_connections", type: "gauge",
@@ -150,6 +151,18 @@ extension PrometheusText {
         histogram(
             "keychaind_storage_statement_duration_seconds", bounds: DatabaseStatistics.latencyBounds.map(PrometheusText.format),
             counts: statistics.statementsByLatency, count: statistics.statements, sum: statistics.statementSeconds)
+        family(
+            "keychaind_cluster_clock_skew_seconds", type: "gauge",
+            help: "The database's clock minus this node's at the last heartbeat; the node warns past 2 s.")
+        sample("keychaind_cluster_clock_skew_seconds", statistics.clockSkewSeconds)
+        family("keychaind_cluster_nodes", type: "gauge", help: "Nodes whose heartbeat in cluster_nodes is recent, this one included.")
+        sample("keychaind_cluster_nodes", UInt64(max(0, statistics.liveNodes)))
+        if let release = statistics.oldestLiveRelease {
+            family(
+                "keychaind_cluster_oldest_release", type: "gauge",
+                help: "The oldest release among the nodes whose heartbeat is recent (always 1; the release is the label).")
+            sample("keychaind_cluster_oldest_release", labels: [("release", release)], UInt64(1))
+        }
     }
 
     /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and

@@ -7,6 +7,7 @@ import Logging
 /// at least once a second, and report each change to `changed` (on this thread). After a lost
 /// connection it connects again (once a second) and reads the row again, so nothing announced
 /// meanwhile is missed for longer than that. Whether the database answered last time is `reachable`.
+/// It writes this node's heartbeat too (`PGHeartbeat`), on the same connection.
 final class PGClusterWatcher: Sendable {
     private struct State {
         var last: PGClusterState.Snapshot?
@@ -16,6 +17,7 @@ final class PGClusterWatcher: Sendable {
 
     private let settings: PGSettings
     private let logger: Logger
+    private let heartbeat: PGHeartbeat
     private let changed: @Sendable (_ old: PGClusterState.Snapshot, _ new: PGClusterState.Snapshot) -> Void
     private let state = PThreadMonitor(State())
     private let finished = PThreadMonitor(false)
@@ -23,11 +25,12 @@ final class PGClusterWatcher: Sendable {
     static let intervalMilliseconds: Int32 = 1_000
 
     init(
-        settings: PGSettings, initial: PGClusterState.Snapshot, logger: Logger,
+        settings: PGSettings, initial: PGClusterState.Snapshot, heartbeat: PGHeartbeat, logger: Logger,
         changed: @escaping @Sendable (_ old: PGClusterState.Snapshot, _ new: PGClusterState.Snapshot) -> Void
     ) {
         self.settings = settings
         self.logger = logger
+        self.heartbeat = heartbeat
         self.changed = changed
         state.withLock { $0.last = initial }
     }
@@ -77,6 +80,7 @@ final class PGClusterWatcher: Sendable {
                 }
                 if recovered { logger.notice("PostgreSQL reachable again") }
                 if let old, old != now { changed(old, now) }
+                try heartbeat.beatIfDue(on: db)
                 _ = try db.notifications(waitingUpTo: Self.intervalMilliseconds)
             } catch {
                 connection = nil

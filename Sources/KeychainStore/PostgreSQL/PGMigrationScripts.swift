@@ -180,4 +180,17 @@ extension PGMigrations {
             ) FROM items GROUP BY 1
             ON CONFLICT (access_group, shard) DO UPDATE SET attribute_bytes = excluded.attribute_bytes;
         """#
+
+    /// Migration 5: one row per node (`PGClusterNodes`): the release it runs, the schema version
+    /// it knows, when it started and its last heartbeat, so that a feature can tell whether a
+    /// node running an older release is still live.
+    static let version5 = #"""
+        CREATE TABLE cluster_nodes (
+            node text PRIMARY KEY,
+            release text NOT NULL,
+            schema_version bigint NOT NULL,
+            started_at timestamptz NOT NULL,
+            heartbeat_at timestamptz NOT NULL
+        );
+        """#
 }

@@ -9,6 +9,7 @@ enum PGMigrations {
         (2, version2),
         (3, version3),
         (4, version4),
+        (5, version5),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

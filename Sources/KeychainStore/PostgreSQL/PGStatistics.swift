@@ -17,6 +17,14 @@ public final class PGStatistics: Sendable {
     func disconnected() { statistics.withLock { $0.connectionsOpen -= 1 } }
     func failedToConnectOrLost() { statistics.withLock { $0.connectionFailures += 1 } }
 
+    func recordCluster(clockSkewSeconds: Double, liveNodes: Int, oldestLiveRelease: String?) {
+        statistics.withLock {
+            $0.clockSkewSeconds = clockSkewSeconds
+            $0.liveNodes = liveNodes
+            $0.oldestLiveRelease = oldestLiveRelease
+        }
+    }
+
     /// Runs `body` as a use of a connection (counted in use meanwhile).
     func using<T>(_ body: () throws -> T) rethrows -> T {
         statistics.withLock { $0.connectionsInUse += 1 }

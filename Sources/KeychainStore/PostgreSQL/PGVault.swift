@@ -25,7 +25,7 @@ public final class PGVault: ServedVault {
 
     init(
         settings: PGSettings, keyring: Keyring, directory: DataDirectory, state: PGClusterState.Snapshot,
-        logger: Logger, quota: GroupQuota
+        heartbeat: PGHeartbeat, logger: Logger, quota: GroupQuota
     ) {
         let connections = PGConnections(settings: settings)
         self.keyring = keyring
@@ -38,7 +38,9 @@ public final class PGVault: ServedVault {
         statistics = settings.statistics
         reencryptions = Reencryptions(store: itemStore, logger: logger)
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
-        watcher = PGClusterWatcher(settings: settings, initial: state, logger: logger) { follow.apply($0, $1) }
+        watcher = PGClusterWatcher(settings: settings, initial: state, heartbeat: heartbeat, logger: logger) {
+            follow.apply($0, $1)
+        }
         watcher.start()
     }
 

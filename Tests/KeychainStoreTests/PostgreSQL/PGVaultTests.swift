@@ -30,7 +30,8 @@ private final class Cluster: @unchecked Sendable {
             }
             nodes.append(
                 try directory.openPostgreSQL(
-                    settings, logger: quietLogger, locked: false, quota: .unlimited, rotationThreshold: rotationThreshold,
+                    settings, release: "0.1.0", logger: quietLogger, locked: false, quota: .unlimited,
+                    rotationThreshold: rotationThreshold,
                     leaseSize: leaseSize))
         }
     }
@@ -73,7 +74,7 @@ struct PGVaultTests {
         let directory = DataDirectory(path: other.dataPath)
         try directory.createIfMissing()
         try MasterKeyFile.write(try MasterKeyFile.generate(), to: directory.masterKeyPath)
-        let error = #expect(throws: DataDirectoryError.self) { try directory.openPostgreSQL(cluster.settings, logger: quietLogger) }
+        let error = #expect(throws: DataDirectoryError.self) { try directory.openPostgreSQL(cluster.settings, release: "0.1.0", logger: quietLogger) }
         #expect(error?.code == .wrongMasterKey)
     }
 
