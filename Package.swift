@@ -132,7 +132,7 @@ let package = Package(
 
         // MARK: Tests
         // Core's service tests spell their requests as the API does (KeychainAPI's decoders):
-        // the shortest way to write a query, and the one a reader of api.md knows.
+        // the shortest way to write a query, and the one a reader of docs/api.md knows.
         .testTarget(
             name: "KeychainCoreTests", dependencies: ["KeychainCore", "KeychainAPI", "KeychainTestSupport"],
             swiftSettings: swiftSettings),

@@ -1,6 +1,6 @@
 public import KeychainCore
 
-/// The contract's error body: `{"status":-25300,"error":"errSecItemNotFound","message":"…","detail":"…"}`.
+/// The error body of docs/api.md ("Errors"): `{"status":-25300,"error":"errSecItemNotFound","message":"…","detail":"…"}`.
 /// Server and client share it, so a client rebuilds exactly the server's `KeychainError`.
 public struct ErrorBody: JSONAnswer {
     public var error: KeychainError

@@ -4,7 +4,7 @@ import KeychainCore
 
 // Apple's four SecItem functions and SecCopyErrorMessageString, over keychaind, with the same
 // signatures (dictionaries keyed by the kSec* constants of SecItemConstants.swift) and result
-// shapes (keychain-semantics.md §4): a single `Data`, a `[String: Any]` keyed by Apple's codes
+// shapes (docs/keychain-semantics.md §4): a single `Data`, a `[String: Any]` keyed by Apple's codes
 // (dates as `Date`, numbers as `Int`, data as `Data`, `v_Data` for the secret), or arrays of them.
 //
 // They are synchronous, like Apple's, and go through `KeychainClient.shared`; each blocks the

@@ -25,7 +25,7 @@ public let kSecClassCertificate = "cert"
 public let kSecClassKey = "keys"
 public let kSecClassIdentity = "idnt"
 
-// MARK: Attributes (keychain-semantics.md §1; the catalogue of KeychainCore.Attribute)
+// MARK: Attributes (docs/keychain-semantics.md §1; the catalogue of KeychainCore.Attribute)
 public let kSecAttrAccessible = "pdmn"
 public let kSecAttrAccessControl = "accc"
 public let kSecAttrAccessGroup = "agrp"
@@ -173,7 +173,7 @@ public let kSecAttrKeyTypeEC = "73"
 public let kSecAttrKeyTypeDSA = "43"
 public let kSecAttrKeyTypeAES = "2147483649"
 
-// MARK: Result codes (keychain-semantics.md §6)
+// MARK: Result codes (docs/keychain-semantics.md §6)
 public let noErr: OSStatus = 0
 public let errSecSuccess: OSStatus = 0
 public let errSecUnimplemented: OSStatus = -4

@@ -2,7 +2,7 @@ import Synchronization
 
 /// One keychain attribute (`kSecAttr…`): its JSON name, Apple's four-character code, its value
 /// type, the stored classes it belongs to, and whether it is part of the primary key or kept by
-/// the server. The catalogue is `Attribute.all`; `keychain-semantics.md` §1 is its source.
+/// the server. The catalogue is `Attribute.all`; docs/keychain-semantics.md §1 lists it.
 public struct Attribute: Hashable, @unchecked Sendable, CustomStringConvertible {
     public enum ValueType: Hashable, Sendable {
         case string, data, integer, bool, date
@@ -175,7 +175,7 @@ extension Attribute {
     public static let isSensitive = Attribute("isSensitive", "sens", .bool, [.key])
     public static let isExtractable = Attribute("isExtractable", "extr", .bool, [.key])
 
-    /// Every attribute, in the order of `keychain-semantics.md` §1 (also the storage column order).
+    /// Every attribute, in the order of docs/keychain-semantics.md §1 (also the storage column order).
     public static let all: [Attribute] = [
         accessible, accessControl, accessGroup, synchronizable, creationDate, modificationDate, label,
         syncViewHint, tokenID,

@@ -31,7 +31,7 @@ public struct Client: Sendable, Equatable {
 
     /// An access group: non-empty and in Unicode NFC. Groups compare by their bytes, so two
     /// spellings of one name would be two groups that look the same in every list and log;
-    /// only the NFC spelling is accepted (api.md, "Rules that hold for every route").
+    /// only the NFC spelling is accepted (docs/api.md, "Rules that hold for every route").
     public static func isValidAccessGroup(_ group: String) -> Bool {
         !group.isEmpty && isNFC(group)
     }

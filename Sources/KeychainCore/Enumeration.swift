@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The values an enumerated attribute may take, by JSON name (`keychain-semantics.md` §3).
+/// The values an enumerated attribute may take, by JSON name (docs/keychain-semantics.md §3).
 /// Aliases (`ec`, `ecdsa` for `ecsecPrimeRandom`) are accepted on input and answered canonically.
 ///
 /// Like `Attribute`, a handle on a catalogue entry that lives as long as the process, held

@@ -26,7 +26,7 @@ public struct KeychainError: Error, Equatable, Hashable, Sendable, CustomStringC
         detail.map { "\(name) (\(status)): \($0)" } ?? "\(name) (\(status))"
     }
 
-    /// The OSStatus codes of `keychain-semantics.md` §6 that keychaind can answer.
+    /// The OSStatus codes keychaind can answer (docs/keychain-semantics.md §6).
     public enum Code: Int32, CaseIterable, Sendable {
         case unimplemented = -4
         case diskFull = -34

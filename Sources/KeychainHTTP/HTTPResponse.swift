@@ -38,7 +38,7 @@ public struct HTTPResponse: Sendable {
             body: answer.encoded())
     }
 
-    /// The contract's error body with the HTTP status the error maps to (or `status` when a
+    /// The error body (docs/api.md, "Errors") with the HTTP status the error maps to (or `status` when a
     /// transport-level condition decides it: 404 unknown route, 405, 413).
     public static func error(_ error: KeychainError, status: Int? = nil) -> HTTPResponse {
         var response = json(status: status ?? error.httpStatus, ErrorBody(error))

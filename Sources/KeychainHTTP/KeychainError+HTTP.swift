@@ -1,7 +1,7 @@
 public import KeychainCore
 
 extension KeychainError {
-    /// The HTTP status for an OSStatus: the contract's table, decided here and nowhere else.
+    /// The HTTP status for an OSStatus: docs/api.md's table ("Errors"), decided here and nowhere else.
     public var httpStatus: Int {
         switch code {
         case .param, .noSuchAttr, .readOnlyAttr, .invalidValue, .dataTooLarge: 400

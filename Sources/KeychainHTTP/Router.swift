@@ -18,7 +18,7 @@ public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPRespons
 
 /// Routes by method and path pattern (`/items/{class}/{persistentRef}`). Every route is served at
 /// its plain path and under `/v1`. An unknown path is 404, a known path with another method 405
-/// with `Allow`, both in the contract's error shape.
+/// with `Allow`, both in docs/api.md's error shape.
 public struct Router: Sendable {
     /// A class, so that a match hands over one reference rather than copies of the pattern,
     /// segments and handler (each a count of references on memory every worker thread shares).

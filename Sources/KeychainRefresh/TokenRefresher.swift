@@ -3,7 +3,7 @@ import KeychainConcurrency
 public import KeychainCore
 import Synchronization
 
-/// Keeps tokens fresh (`api.md` "Keeping tokens fresh"): decides when a service's tokens are due,
+/// Keeps tokens fresh (docs/api.md, "Keeping tokens fresh"): decides when a service's tokens are due,
 /// runs one exchange per setting however many callers find them due at once (the others wait
 /// for it, at most `waitLimit`), stores the new tokens and state in one transaction before
 /// anyone is answered, and moves the state between ok, failing (jittered backoff) and

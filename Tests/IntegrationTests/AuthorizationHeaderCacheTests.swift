@@ -4,7 +4,7 @@ import Testing
 
 /// The client library's optional in-process cache of `getAuthorizationHeader`, against the real
 /// binary: keychaind says in `Keychaind-Fresh-For` how long an answer stays fresh (the body stays
-/// the contract's), and requests are counted by the server itself (`/v1/metrics`).
+/// as docs/api.md fixes it), and requests are counted by the server itself (`/v1/metrics`).
 @Suite(.serialized)
 final class AuthorizationHeaderCacheTests {
     let provider: OAuthServer

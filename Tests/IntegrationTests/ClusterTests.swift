@@ -2,12 +2,12 @@ import Foundation
 import KeychainTestSupport
 import Testing
 
-/// Issue 31: several active nodes on one PostgreSQL database (api.md, "Several nodes: PostgreSQL
-/// storage"), against the real binary on loopback: three nodes, each with its own data
+/// Issue 31: several active nodes on one PostgreSQL database (docs/api.md, "Several nodes:
+/// PostgreSQL storage"), against the real binary on loopback: three nodes, each with its own data
 /// directory, over a database of their own on the process's throwaway cluster.
 @Suite(.serialized)
 final class ClusterTests {
-    /// How soon every node follows what one did (api.md: "within one second").
+    /// How soon every node follows what one did (docs/api.md: "within one second").
     static let followBound = 1.0
 
     /// `keychaind init` against PostgreSQL writes master.key and admin.token and refuses a second

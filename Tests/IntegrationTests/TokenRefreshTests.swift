@@ -2,7 +2,7 @@ import Foundation
 import KeychainClient
 import Testing
 
-/// Server-side refresh (`api.md` "Keeping tokens fresh") end to end: the real binary on loopback
+/// Server-side refresh (docs/api.md, "Keeping tokens fresh") end to end: the real binary on loopback
 /// calling Authlib's token endpoint (`OAuthServer`), both started and stopped by each test.
 @Suite(.serialized)
 final class TokenRefreshTests {

@@ -3,7 +3,7 @@ import KeychainAPI
 import KeychainCore
 import Testing
 
-/// The answers' writers give the contract's bytes, and the client's readers read them back.
+/// The answers' writers give docs/api.md's bytes, and the client's readers read them back.
 struct AnswerTests {
     static let ref = PersistentRef("AAAAAAAAAAAAAAAAAAAAAA")!
     static let created = Date(timeIntervalSince1970: 1_795_255_200.123)

@@ -1,6 +1,6 @@
 public import KeychainCore
 
-/// One item as an answer carries it, shaped by the return kinds asked for (api.md "Items"):
+/// One item as an answer carries it, shaped by the return kinds asked for (docs/api.md, "Items"):
 /// attributes → every stored attribute in catalogue order, then `persistentRef`; ref →
 /// `persistentRef`; data → `data` (base64) and `value` when the bytes are UTF-8. An identity
 /// answers its certificate's attributes, `key` (the private key's attributes) and, for data,

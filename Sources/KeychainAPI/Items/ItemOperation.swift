@@ -9,7 +9,7 @@ public enum ItemOperation: Sendable {
         case limit, `return`, caseInsensitive, cursor, all
     }
 
-    /// errSecParam when this call does not take `control` (api.md "Items"; the client refuses
+    /// errSecParam when this call does not take `control` (docs/api.md, "Items"; the client refuses
     /// the same keys with the same error before sending), nil when it does. A delete takes
     /// `return` and ignores it, as securityd does.
     public func refusal(of control: Control) -> KeychainError? {

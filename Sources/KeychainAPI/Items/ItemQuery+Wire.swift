@@ -2,7 +2,7 @@ public import KeychainCore
 
 extension ItemQuery {
     /// Decodes the query string of a CopyMatching (GET), Update (PATCH) or Delete (DELETE):
-    /// attributes of the class and the control keys `operation` takes (api.md "Items").
+    /// attributes of the class and the control keys `operation` takes (docs/api.md, "Items").
     /// `persistentRef` is the reference in the path, if the route names one. Unknown names are
     /// errSecNoSuchAttr; bad values, conflicts and control keys of another call errSecParam.
     public init(

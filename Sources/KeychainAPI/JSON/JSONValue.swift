@@ -1,6 +1,6 @@
 /// A JSON document as parsed from, or serialized to, the wire. Objects keep their key order.
 ///
-/// keychaind parses bodies itself rather than through `Codable`: the contract wants unknown keys
+/// keychaind parses bodies itself rather than through `Codable`: docs/api.md wants unknown keys
 /// and wrong types reported by name, duplicate keys refused, and bounded nesting, and the token
 /// route's answers are on the hot path.
 public enum JSONValue: Sendable, Equatable {

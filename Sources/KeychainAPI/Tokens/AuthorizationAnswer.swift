@@ -25,7 +25,7 @@ public struct AuthorizationAnswer: JSONAnswer {
 
     /// The response header that says for how many whole seconds the answer stays fresh (until
     /// the token's `expiresAt − refreshBefore`), so that a client may keep it that long instead
-    /// of asking again; absent when no expiry is stored. Not in the body, which the contract
+    /// of asking again; absent when no expiry is stored. Not in the body, which docs/api.md
     /// fixes, and not `Cache-Control: max-age`: the answer holds a secret and stays `no-store`
     /// for every cache between keychaind and its caller (docs/decisions.md).
     public static let freshForHeader = "Keychaind-Fresh-For"

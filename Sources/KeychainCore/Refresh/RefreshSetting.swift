@@ -1,7 +1,7 @@
 public import Foundation
 
 /// How keychaind itself gets a new access token for a service from its provider's token endpoint
-/// (`api.md` "Keeping tokens fresh", RFC 6749 §6 and §4.4). The client secret is a secret like
+/// (docs/api.md, "Keeping tokens fresh"; RFC 6749 §6 and §4.4). The client secret is a secret like
 /// any other: sealed where it is stored, never answered, logged or put in an error.
 public struct RefreshSetting: Sendable, Equatable {
     /// The OAuth 2.0 grant the exchange uses.

@@ -1,6 +1,6 @@
 /// The refresh tokens keychaind keeps: the `refreshToken` item (either naming of `TokenNaming`)
 /// of tokens a refresh setting covers in the item's group. Once keychaind refreshes, only
-/// keychaind needs them (`api.md` "Keeping tokens fresh"), so to a client-role caller such an
+/// keychaind needs them (docs/api.md, "Keeping tokens fresh"), so to a client-role caller such an
 /// item is not there, whatever the route: every item operation of `KeychainService` (find,
 /// update, delete, add; by query or by persistent reference) decides through this type.
 ///

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Identities (`keychain-semantics.md`): a certificate joined with the private key whose
+/// Identities (docs/keychain-semantics.md §1): a certificate joined with the private key whose
 /// `applicationLabel` equals its `publicKeyHash`, found, updated and deleted together.
 extension KeychainService {
     /// Certificate constraints: every attribute a certificate has (the common ones included).

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// SecItemAdd / CopyMatching / Update / Delete (`keychain-semantics.md` §5) over an `ItemStore`,
+/// SecItemAdd / CopyMatching / Update / Delete (docs/keychain-semantics.md §5) over an `ItemStore`,
 /// for one calling client. Isolation by access group is decided here: a client's filters never
 /// reach outside its groups, so nothing it sees, counts, changes or is told reveals other items.
 public final class KeychainService: Sendable {

@@ -1,4 +1,5 @@
-/// Which generic-password items hold a service's tokens (`api.md` "Auth tokens", seed 002):
+/// Which generic-password items hold a service's tokens (docs/api.md, "Auth tokens"; seed 002,
+/// docs/keychain-semantics.md §7):
 /// service = `{service}`, account = `accessToken` / `refreshToken`; or, with a user,
 /// service = `{service}.accessToken` / `{service}.refreshToken`, account = the user.
 public struct TokenNaming: Sendable, Equatable {

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// The access/refresh token convention (`api.md` "Auth tokens", seed 002) as a thin layer over
+/// The access/refresh token convention (docs/api.md, "Auth tokens"; seed 002) as a thin layer over
 /// `KeychainService`: the tokens are ordinary generic-password items (see `TokenNaming`), seen
 /// and changed through the item routes too, and isolated by the calling client's access groups.
 ///
@@ -8,7 +8,7 @@ public import Foundation
 /// API's format (`metadataFormat`); see docs/decisions.md.
 ///
 /// With a `refresher`, a fetch that finds the access token missing, expired or within its
-/// refresh window asks it first (`api.md` "Keeping tokens fresh"); a token that is not due costs
+/// refresh window asks it first (docs/api.md, "Keeping tokens fresh"); a token that is not due costs
 /// the fetch one compare of its expiry, as without one.
 public final class TokenService: Sendable {
     public let items: KeychainService

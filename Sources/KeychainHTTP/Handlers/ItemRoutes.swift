@@ -2,7 +2,7 @@ import KeychainAPI
 public import KeychainCore
 
 extension Router {
-    /// SecItem* over HTTP (`api.md` "Items"):
+    /// SecItem* over HTTP (docs/api.md, "Items"):
     /// `POST/GET/PATCH/DELETE /items/{class}` and `GET/PATCH/DELETE /items/{class}/{persistentRef}`.
     /// Requests are decoded and answers written by KeychainAPI, the rules are `KeychainService`'s;
     /// this file only connects them.

@@ -3,11 +3,11 @@ import KeychainAPI
 public import KeychainCore
 
 extension Router {
-    /// The access/refresh token convention (`api.md` "Auth tokens"):
+    /// The access/refresh token convention (docs/api.md, "Auth tokens"):
     /// `PUT/GET/DELETE /tokens/{service}` and `GET /tokens/{service}/authorization`, each taking
     /// `?user=NAME` (the `{service}.accessToken` / account = NAME naming) and `?accessGroup=`.
     /// Requests and answers are KeychainAPI's, the rules `TokenService`'s. With a `refresher`,
-    /// also `PUT/GET/POST/DELETE /tokens/{service}/refresh` (`api.md` "Keeping tokens fresh").
+    /// also `PUT/GET/POST/DELETE /tokens/{service}/refresh` (docs/api.md, "Keeping tokens fresh").
     public mutating func addTokenRoutes(tokens: TokenService, refresher: (any TokenRefreshing)? = nil) {
         add(.put, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             let naming = try context.tokenNaming()

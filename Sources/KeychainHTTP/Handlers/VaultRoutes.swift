@@ -2,7 +2,7 @@ import KeychainAPI
 public import KeychainCore
 
 extension Router {
-    /// Key management and backups (admin clients only; `api.md` "Administration"):
+    /// Key management and backups (admin clients only; docs/api.md, "Administration"):
     /// `POST /admin/lock`, `/admin/unlock`, `/admin/rotate[?reencrypt=true]`, `/admin/rekey`,
     /// `GET /admin/backup` (a sealed backup of the database: `keychaind restore` opens it) and `GET /admin/vault` (lock state, terms, jobs).
     ///

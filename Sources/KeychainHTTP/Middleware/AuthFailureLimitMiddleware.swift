@@ -16,8 +16,8 @@ struct AuthFailureLimitMiddleware<Next: Middleware>: Middleware {
         return Self.tooManyFailures(retryAfterSeconds: wait)
     }
 
-    /// 429, `Retry-After`, and the error shape with errSecAuthFailed (an extension of api.md's
-    /// table, docs/decisions.md "Hardening").
+    /// 429, `Retry-After`, and the error shape with errSecAuthFailed (docs/api.md, "Errors";
+    /// docs/decisions.md, "Hardening").
     static func tooManyFailures(retryAfterSeconds: Int) -> HTTPResponse {
         var answer = HTTPResponse.error(
             KeychainError(

@@ -2,7 +2,7 @@ import KeychainCore
 import Logging
 
 /// The chain's end: the route's handler, or 404 (no route has the path) or 405 with `Allow` (no
-/// route has the path with this method), in the contract's error shape.
+/// route has the path with this method), in docs/api.md's error shape.
 struct RouteResponder: Middleware {
     /// For handlers' errors that are no `KeychainError`.
     let logger: Logger

@@ -66,7 +66,7 @@ final class PGHeartbeat: Sendable {
     private let logger: Logger
     /// This node's clock (a test sets one that is off).
     private let clock: @Sendable () -> Date
-    private let state = Mutex((last: ContinuousClock.Instant?.none, skewed: false))
+    private let state = Mutex((last: ContinuousClock.Instant?.none, skewed: false, failing: false))
 
     init(
         node: String, release: String, statistics: PGStatistics, logger: Logger,
@@ -89,7 +89,7 @@ final class PGHeartbeat: Sendable {
         statistics.recordCluster(clockSkewSeconds: skew, liveNodes: live.count, oldestLiveRelease: live.oldestRelease)
         let skewed = abs(skew) > Self.skewWarningSeconds
         let wasSkewed = state.withLock { state in
-            defer { state = (ContinuousClock.now, skewed) }
+            defer { state = (ContinuousClock.now, skewed, false) }
             return state.skewed
         }
         let difference = String(format: "%.3f", skew)
@@ -102,11 +102,22 @@ final class PGHeartbeat: Sendable {
         }
     }
 
-    /// Beats when `intervalSeconds` have passed since the last beat.
+    /// Beats when `intervalSeconds` have passed since the last beat. Only a lost connection is
+    /// thrown (the watcher connects again); a beat the database refuses is logged once and tried
+    /// again, and says nothing of whether the database answers.
     func beatIfDue(on db: PGConnection) throws {
         let due = state.withLock { state in
             state.last.map { ContinuousClock.now - $0 >= .seconds(Self.intervalSeconds) } ?? true
         }
-        if due { try beat(on: db) }
+        guard due else { return }
+        do {
+            try beat(on: db)
+        } catch let error as PostgreSQLError where !error.isConnectionFailure {
+            let wasFailing = state.withLock { state in
+                defer { state.failing = true }
+                return state.failing
+            }
+            if !wasFailing { logger.error("this node's heartbeat cannot be written", metadata: ["error": "\(error)"]) }
+        }
     }
 }

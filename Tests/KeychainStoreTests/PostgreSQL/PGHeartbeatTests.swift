@@ -57,4 +57,19 @@ struct PGHeartbeatTests {
             .beat(on: db, starting: true)
         #expect(calmLogs.lines.withLock { $0.isEmpty })
     }
+
+    /// A beat the database refuses (here, its table gone) is logged once and not thrown: the
+    /// watcher would take it for a lost database and the node's health would answer 503.
+    @Test func aHeartbeatTheDatabaseRefusesIsLoggedOnceNotThrown() throws {
+        let database = try PGTestDatabase()
+        let db = try database.connect()
+        try PGMigrations.apply(on: db)
+        try db.execute("DROP TABLE cluster_nodes")
+        let (logger, logs) = testLogger()
+        let heartbeat = PGHeartbeat(
+            node: "n", release: "0.1.0", statistics: PGSettings(url: database.url).statistics, logger: logger)
+        try heartbeat.beatIfDue(on: db)
+        try heartbeat.beatIfDue(on: db)
+        #expect(logs.lines.withLock { $0.filter { $0.contains("heartbeat cannot be written") }.count } == 1)
+    }
 }
