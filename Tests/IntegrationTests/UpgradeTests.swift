@@ -8,9 +8,6 @@ import Testing
 /// SQLite the database is copied before this release migrates it.
 @Suite(.serialized)
 struct UpgradeTests {
-    /// The schema version this build migrates SQLite databases to.
-    static let latestSQLiteVersion = 4
-
     @discardableResult
     func sqlite(_ database: String, _ statement: String) throws -> String {
         let result = try Command.run(["sqlite3", database, statement])
@@ -24,15 +21,16 @@ struct UpgradeTests {
         let server = try KeychaindProcess()
         #expect(server.stop() == 0)
         let database = server.dataDir.appendingPathComponent("keychain.db").path
-        #expect(try sqlite(database, "PRAGMA user_version") == "\(Self.latestSQLiteVersion)")
-        let later = Self.latestSQLiteVersion + 1
+        // A fresh database is at this build's last schema version.
+        let latest = try #require(Int(try sqlite(database, "PRAGMA user_version")))
+        let later = latest + 1
         try sqlite(database, "PRAGMA user_version = \(later)")
 
         let refused = try KeychaindProcess(dataDir: server.dataDir, waitForListening: false)
         #expect(refused.waitForExit() == 1)
         let log = refused.log
         #expect(log.contains("was migrated by a later keychaind release"), "\(log)")
-        #expect(log.contains("schema version is \(later), this release knows versions up to \(Self.latestSQLiteVersion)"), "\(log)")
+        #expect(log.contains("schema version is \(later), this release knows versions up to \(latest)"), "\(log)")
         #expect(log.contains("pre-migration") && log.contains("Upgrade and roll back"), "\(log)")
         #expect(!log.contains("damaged"), "\(log)")
         #expect(try sqlite(database, "PRAGMA user_version") == "\(later)")
@@ -54,6 +52,7 @@ struct UpgradeTests {
         }
         #expect(server.stop() == 0)
         let database = server.dataDir.appendingPathComponent("keychain.db").path
+        let latest = try sqlite(database, "PRAGMA user_version")
         try sqlite(database, "ALTER TABLE group_usage DROP COLUMN attribute_bytes; PRAGMA user_version = 3")
         let rowsBefore = try sqlite(database, "SELECT persistent_ref, secret FROM items ORDER BY persistent_ref")
         #expect(!rowsBefore.isEmpty)
@@ -66,7 +65,7 @@ struct UpgradeTests {
             "GET", "/v1/items/genericPassword?service=upgrade.example.com&limit=all&return=data", token: admin)
         #expect(read.status == 200 && (read.json["items"] as? [Any])?.count == 3, "\(read.text)")
         #expect(upgraded.stop() == 0)
-        #expect(try sqlite(database, "PRAGMA user_version") == "\(Self.latestSQLiteVersion)")
+        #expect(try sqlite(database, "PRAGMA user_version") == latest)
         guard let name = copies.first else { return }
         let copy = server.dataDir.appendingPathComponent(name).path
         #expect(upgraded.log.contains("kept a copy of the database before migrating it") && upgraded.log.contains(copy))
@@ -117,8 +116,9 @@ struct UpgradeTests {
             #expect(result.status == 0, "\(result.stderr)")
             return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
+        let schema = try psql("SELECT max(version) FROM schema_migrations")
         let rows = try psql("SELECT release, schema_version FROM cluster_nodes ORDER BY node").split(separator: "\n")
-        #expect(rows == ["\(KeychaindVersion.current)|5", "\(KeychaindVersion.current)|5"], "\(rows)")
+        #expect(rows == ["\(KeychaindVersion.current)|\(schema)", "\(KeychaindVersion.current)|\(schema)"], "\(rows)")
         #expect(cluster.node(0).logShows("this node is recorded in cluster_nodes"), "\(cluster.node(0).log)")
         let first = try psql("SELECT heartbeat_at FROM cluster_nodes ORDER BY node")
         #expect(waitUntil(timeout: 12) { (try? psql("SELECT heartbeat_at FROM cluster_nodes ORDER BY node")) != first })
