@@ -7,7 +7,7 @@ import Synchronization
 
 /// The nodes of a cluster as `cluster_nodes` (migration 5) records them: each node's release,
 /// the schema version it knows and its heartbeat. A feature that creates state an older release
-/// could not enforce asks `oldestLiveRelease` first (api.md's "cluster not upgraded"); until one
+/// could not enforce asks `live` first (and answers errSecParam "cluster not upgraded"); until one
 /// does, the answer is in `/v1/metrics` and the start log, for the operator's rolling upgrade.
 enum PGClusterNodes {
     /// A node whose heartbeat is older than this is taken for stopped (six missed beats).
