@@ -3,8 +3,9 @@
 ///
 /// Every method throws `KeychainError` only: `duplicateItem` on a primary-key clash (then nothing
 /// was changed), `decode` when a stored secret fails authentication, `io`/`diskFull` on storage
-/// failure. Implementations: `SQLiteItemStore` (sealed secrets on disk) and `InMemoryItemStore`
-/// (tests); both pass the same conformance suite.
+/// failure. Implementations: `SQLiteItemStore` (one node, sealed secrets in SQLite),
+/// `PGItemStore` (several nodes, sealed secrets in PostgreSQL) and `InMemoryItemStore` (tests);
+/// all pass the same conformance suite (`ItemStoreConformanceTests`).
 ///
 /// Each operation called on the store is a transaction of its own; `transaction(_:)` runs several
 /// as one.
