@@ -38,11 +38,15 @@ final class ProviderStallTests {
         return token
     }
 
-    /// `count` fetches of `service`'s authorization at once, each on its own connection and thread.
-    func fetchesAtOnce(_ count: Int, _ service: String) -> (ConcurrentAnswers, [WorkerThread]) {
+    /// `count` fetches of `service`'s authorization, each on its own connection and thread, started
+    /// 0.1 s apart: a burst would let one worker accept several connections before its first
+    /// answer blocks it, leaving others free; one at a time, each lands on a worker that is free,
+    /// as callers arriving over a provider's slow answer do.
+    func fetchesInQuickSuccession(_ count: Int, _ service: String) -> (ConcurrentAnswers, [WorkerThread]) {
         let answers = ConcurrentAnswers()
         let threads = (0..<count).map { index in
-            WorkerThread(name: "fetch-\(index)") { [http, admin] in
+            defer { Thread.sleep(forTimeInterval: 0.1) }
+            return WorkerThread(name: "fetch-\(index)") { [http, admin] in
                 answers.add(try? http.send("GET", "/v1/tokens/\(service)/authorization", token: admin))
             }
         }
@@ -62,9 +66,9 @@ final class ProviderStallTests {
         try provider.control(mode: "slow", delay: 8)
 
         // Ten callers wait for the one exchange: more than the 4 workers.
-        let (answers, threads) = fetchesAtOnce(10, "slow.example.com")
-        #expect(waitUntil(timeout: 10) { (try? self.provider.stats().calls) == 1 })
-        Thread.sleep(forTimeInterval: 0.5)  // every caller has arrived and waits
+        let (answers, threads) = fetchesInQuickSuccession(10, "slow.example.com")
+        #expect(try provider.stats().calls == 1)
+        Thread.sleep(forTimeInterval: 0.2)  // the last caller has arrived and waits
 
         var slowest = 0.0
         for _ in 0..<20 {
