@@ -186,7 +186,7 @@ public final class KeychainService: Sendable {
 
     /// errSecParam for a value larger than `AttributeValue.maximumBytes`, naming the attribute
     /// (never its value).
-    private static func checkValueSizes(_ attributes: [Attribute: AttributeValue]) throws {
+    static func checkValueSizes(_ attributes: [Attribute: AttributeValue]) throws {
         for (attribute, value) in attributes where value.storedBytes > AttributeValue.maximumBytes {
             throw KeychainError.param(
                 "\"\(attribute.name)\" holds \(value.storedBytes) bytes; an attribute value holds at most "
@@ -195,7 +195,7 @@ public final class KeychainService: Sendable {
     }
 
     /// `…ThisDeviceOnly` items never leave the device, so they cannot be synchronizable.
-    private func checkAccessibility(_ attributes: [Attribute: AttributeValue]) throws {
+    func checkAccessibility(_ attributes: [Attribute: AttributeValue]) throws {
         if attributes[.synchronizable] == .bool(true), case .string(let accessible)? = attributes[.accessible],
             accessible.hasSuffix("ThisDeviceOnly")
         {
@@ -291,113 +291,6 @@ public final class KeychainService: Sendable {
             page = try store.find(filter, limit: wanted, after: next, reading: contents, maxBytes: bytesLeft)
         }
         return ItemPage(items: visible, next: page.next)
-    }
-
-    // MARK: - SecItemUpdate
-
-    /// Applies `update` to every match in one transaction; returns how many. No match:
-    /// errSecItemNotFound; a primary-key clash: errSecDuplicateItem and nothing changed.
-    @discardableResult
-    public func update(_ query: ItemQuery, with update: ItemUpdate, client: Client) throws -> Int {
-        let groups = try visibleGroups(query, client: client)
-        guard !update.attributes.isEmpty || update.secret != nil else {
-            throw KeychainError.param("the update changes nothing")
-        }
-        for attribute in update.attributes.keys {
-            if attribute.isReadOnly { throw KeychainError.param("\"\(attribute.name)\" is read-only") }
-            if !attribute.belongs(to: query.itemClass) {
-                throw KeychainError.noSuchAttr("\"\(attribute.name)\" is not an attribute of \(query.itemClass.rawValue)")
-            }
-        }
-        try Self.checkValueSizes(update.attributes)
-        if let target = update.attributes[.accessGroup] {
-            guard case .string(let group) = target, client.accessGroups.containsExactly(group) else {
-                throw KeychainError.missingEntitlement("this client may not use access group \(Self.quoted(target))")
-            }
-        }
-        if update.secret != nil, query.itemClass == .certificate || query.itemClass == .identity {
-            throw KeychainError.param("a certificate's bytes cannot be changed; delete and add it")
-        }
-        try checkAccessibility(update.attributes)
-        let now = clock().truncatedToMilliseconds
-        if query.itemClass == .identity {
-            return try updateIdentities(query, update, groups: groups, now: now)
-        }
-        let changes = ItemChanges(
-            attributes: update.attributes.mapValues { Optional($0) }, secret: update.secret, modificationDate: now)
-        let count = try writeVisible(
-            filter(query, groups: groups), client: client,
-            checking: { item, transaction in
-                var updated = item
-                updated.attributes.merge(update.attributes) { $1 }
-                try KeptRefreshTokens.refuseWrite(of: updated, by: client, in: transaction)
-            },
-            { filter, transaction in try transaction.update(filter, with: changes) })
-        guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
-        return count
-    }
-
-    // MARK: - SecItemDelete
-
-    /// Deletes every match; returns how many. A query naming no attribute needs `deleteAll`.
-    @discardableResult
-    public func delete(_ query: ItemQuery, client: Client) throws -> Int {
-        let groups = try visibleGroups(query, client: client)
-        guard query.namesAnyAttribute || query.deleteAll else {
-            throw KeychainError.param("a delete naming no attribute must say all=true")
-        }
-        if query.itemClass == .identity {
-            let identities = try store.transaction { transaction in
-                let identities = try allIdentities(query, groups: groups, in: transaction)
-                for identity in identities {
-                    _ = try transaction.delete(
-                        ItemFilter(itemClass: .key, accessGroups: groups, persistentRef: identity.key?.persistentRef))
-                    _ = try transaction.delete(
-                        ItemFilter(itemClass: .certificate, accessGroups: groups, persistentRef: identity.persistentRef))
-                }
-                return identities
-            }
-            guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
-            return identities.count
-        }
-        let count = try writeVisible(filter(query, groups: groups), client: client) { filter, transaction in
-            try transaction.delete(filter)
-        }
-        guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
-        return count
-    }
-
-    /// Runs `write` (an update or delete counting what it changed) on the matches of `filter`
-    /// that `client` may change, in one transaction: on `filter` itself when it hides nothing
-    /// from the client, else on each match the client sees, by its reference. A kept refresh
-    /// token the client may not see is thus neither changed nor counted (`KeptRefreshTokens`).
-    /// `check` is shown each match the client sees before anything is written.
-    private func writeVisible(
-        _ filter: ItemFilter, client: Client,
-        checking check: (Item, any ItemOperations) throws -> Void = { _, _ in },
-        _ write: (ItemFilter, any ItemOperations) throws -> Int
-    ) throws -> Int {
-        try store.transaction { transaction in
-            guard KeptRefreshTokens.mayHide(filter.itemClass, from: client) else { return try write(filter, transaction) }
-            var visible: [Item] = []
-            var hidesAny = false
-            for item in try transaction.find(filter, limit: nil, after: nil, reading: .attributes).items {
-                if try KeptRefreshTokens.hides(item, from: client, in: transaction) {
-                    hidesAny = true
-                    continue
-                }
-                try check(item, transaction)
-                visible.append(item)
-            }
-            guard hidesAny else { return try write(filter, transaction) }
-            var count = 0
-            for item in visible {
-                var one = filter
-                one.persistentRef = item.persistentRef
-                count += try write(one, transaction)
-            }
-            return count
-        }
     }
 
     // MARK: - Filters and groups
