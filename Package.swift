@@ -2,8 +2,10 @@
 import PackageDescription
 
 /// Layers, dependencies pointing inward:
-///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  keychaind
-///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  keychaind
+///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  KeychaindApp  ←  keychaind
+///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  KeychaindApp
+/// KeychaindApp is the wiring (the app `serve` runs); keychaind keeps the command line, process
+/// hardening, signals and the data directory's lock.
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the system-library modules, and only from KeychainStore (CSQLite,
@@ -88,7 +90,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         // The log backend and the audit file's writing: what KeychainHTTP's request log and auditor
-        // write through (its `PreformattedLog` and `AuditSink`); only the executable wires it in.
+        // write through (its `PreformattedLog` and `AuditSink`); only the wiring (KeychaindApp) and the executable use it.
         .target(
             name: "KeychainObservability",
             dependencies: [
@@ -104,11 +106,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .target(name: "KeychainConfig", swiftSettings: swiftSettings),
+        // The wiring: the app `keychaind serve` runs (vault, observe, refresher, responder, server),
+        // a library so that tests can serve the same app in process.
+        .target(
+            name: "KeychaindApp",
+            dependencies: [
+                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
+                "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
-                "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh", "CProcessHardening",
+                "KeychaindApp", "KeychainAPI", "KeychainStore", "KeychainObservability", "KeychainConfig",
+                "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

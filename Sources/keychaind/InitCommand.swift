@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import KeychainConfig
+import KeychaindApp
 import KeychainStore
 import Logging
 

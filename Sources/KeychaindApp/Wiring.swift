@@ -1,16 +1,16 @@
 import Foundation
 import KeychainAPI
-import KeychainConfig
-import KeychainCore
-import KeychainHTTP
-import KeychainRefresh
-import KeychainStore
-import Logging
-import MicroHTTPDServer
+public import KeychainConfig
+public import KeychainCore
+public import KeychainHTTP
+public import KeychainRefresh
+public import KeychainStore
+public import Logging
+public import MicroHTTPDServer
 
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
-enum Wiring {
-    static func application(
+public enum Wiring {
+    public static func application(
         vault: any ServedVault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
@@ -55,14 +55,14 @@ enum Wiring {
     }
 
     /// How this node reaches PostgreSQL (`storage.postgresql.*`).
-    static func postgresql(_ configuration: ServerConfiguration) -> PGSettings {
+    public static func postgresql(_ configuration: ServerConfiguration) -> PGSettings {
         PGSettings(
             url: configuration.postgresqlURL, connectTimeoutSeconds: configuration.postgresqlConnectTimeoutSeconds,
             statementTimeoutSeconds: configuration.postgresqlStatementTimeoutSeconds)
     }
 
     /// `quota.items`, `quota.secretBytes` and `quota.attributeBytes`; 0 is no bound.
-    static func groupQuota(_ configuration: ServerConfiguration) -> GroupQuota {
+    public static func groupQuota(_ configuration: ServerConfiguration) -> GroupQuota {
         GroupQuota(
             items: configuration.quotaItems > 0 ? configuration.quotaItems : nil,
             secretBytes: configuration.quotaSecretBytes > 0 ? configuration.quotaSecretBytes : nil,
@@ -73,7 +73,7 @@ enum Wiring {
     /// the vault's items. Each exchange's outcome is logged (service, outcome, state, the
     /// provider's error; never a token or secret) and audited (the service tagged, the state);
     /// one whose outcome was discarded (its setting or tokens replaced meanwhile) says so.
-    static func refresher(
+    public static func refresher(
         vault: any ServedVault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
     ) -> TokenRefresher {
         let service = KeychainService(
@@ -111,7 +111,7 @@ enum Wiring {
     }
 
     /// `limits.authFailuresPerMinute` = 0 turns the limit off.
-    static func authFailureLimiter(_ configuration: ServerConfiguration) -> AuthFailureLimiter? {
+    public static func authFailureLimiter(_ configuration: ServerConfiguration) -> AuthFailureLimiter? {
         guard configuration.authFailuresPerMinute > 0 else { return nil }
         return AuthFailureLimiter(
             failuresPerMinute: configuration.authFailuresPerMinute, maxAddresses: configuration.authFailureAddresses)
@@ -119,22 +119,22 @@ enum Wiring {
 
     /// `audit.unauthenticatedLinesPerMinute` = 0 writes every line; the addresses tracked are the
     /// failed-auth limit's (`limits.authFailureAddresses`).
-    static func unauthenticatedAuditLines(_ configuration: ServerConfiguration) -> AddressBudget? {
+    public static func unauthenticatedAuditLines(_ configuration: ServerConfiguration) -> AddressBudget? {
         guard configuration.auditUnauthenticatedLinesPerMinute > 0 else { return nil }
         return AddressBudget(
             perMinute: configuration.auditUnauthenticatedLinesPerMinute, maxAddresses: configuration.authFailureAddresses)
     }
 
     /// libmicrohttpd's worker threads on this machine; the vault keeps a reader for each.
-    static func workerThreads(_ configuration: ServerConfiguration) -> Int {
+    public static func workerThreads(_ configuration: ServerConfiguration) -> Int {
         configuration.workerThreads(processors: ProcessInfo.processInfo.activeProcessorCount)
     }
 
-    static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {
+    public static func serverSettings(_ configuration: ServerConfiguration) throws -> ServerSettings {
         var tls: ServerSettings.TLSMaterial?
         if !configuration.tlsCertFile.isEmpty {
             guard MicroHTTPDServer.supportsTLS else {
-                throw Failure(ConfigurationError("tls: this libmicrohttpd was built without TLS support"))
+                throw ConfigurationError("tls: this libmicrohttpd was built without TLS support")
             }
             try Observe.checkTLSKeyFile(configuration.tlsKeyFile)
             tls = ServerSettings.TLSMaterial(
@@ -156,7 +156,7 @@ enum Wiring {
 
     private static func readText(_ path: String, key: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
-        else { throw Failure(ConfigurationError("\(key): cannot read \(path)")) }
+        else { throw ConfigurationError("\(key): cannot read \(path)") }
         return text
     }
 }

@@ -1,24 +1,24 @@
 import Foundation
-import KeychainConfig
+public import KeychainConfig
 import KeychainCore
-import KeychainHTTP
-import KeychainObservability
-import KeychainStore
-import Logging
+public import KeychainHTTP
+public import KeychainObservability
+public import KeychainStore
+public import Logging
 
 /// The audit log, the request metrics and `/metrics`'s sources, made from the configuration.
-struct Observe {
+public struct Observe: Sendable {
     /// The label of the audit HMAC key, derived from the vault's first data key.
-    static let auditKeyLabel = "keychaind audit log hmac key v1"
+    public static let auditKeyLabel = "keychaind audit log hmac key v1"
 
-    let metrics = RequestMetrics()
+    public let metrics = RequestMetrics()
     /// The audit file the auditor writes to; both nil when auditing is off.
-    let auditLog: AuditLog?
-    let auditor: Auditor?
+    public let auditLog: AuditLog?
+    public let auditor: Auditor?
 
     /// Opens the audit log (when enabled). A log that cannot be opened stops the server when
     /// `audit.failClosed`; otherwise it is reported and tried again on every request.
-    static func make(_ configuration: ServerConfiguration, vault: any ServedVault, logger: Logger) throws -> Observe {
+    public static func make(_ configuration: ServerConfiguration, vault: any ServedVault, logger: Logger) throws -> Observe {
         guard configuration.auditEnabled else {
             logger.warning("audit log disabled (audit.enabled = false)")
             return Observe(auditLog: nil, auditor: nil)
@@ -29,7 +29,7 @@ struct Observe {
             try file.open()
         } catch {
             if configuration.auditFailClosed {
-                throw Failure(ConfigurationError("audit.file: \(error) (audit.failClosed is true)"))
+                throw ConfigurationError("audit.file: \(error) (audit.failClosed is true)")
             }
             logger.error("audit log cannot be opened; requests are served and not audited", metadata: ["error": "\(error)"])
         }
@@ -70,16 +70,16 @@ struct Observe {
 
     /// The TLS private key may not be readable by others (group may read it: Debian's
     /// `ssl-cert` group convention) and must be a regular file.
-    static func checkTLSKeyFile(_ path: String) throws {
+    public static func checkTLSKeyFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw Failure(ConfigurationError("tls.keyFile: cannot read \(path)"))
+            throw ConfigurationError("tls.keyFile: cannot read \(path)")
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw Failure(ConfigurationError("tls.keyFile: \(path) is not a regular file"))
+            throw ConfigurationError("tls.keyFile: \(path) is not a regular file")
         }
         guard info.st_mode & S_IROTH == 0 else {
-            throw Failure(ConfigurationError("tls.keyFile: \(path) is readable by others; chmod o-r (0600 or 0640)"))
+            throw ConfigurationError("tls.keyFile: \(path) is readable by others; chmod o-r (0600 or 0640)")
         }
     }
 }
