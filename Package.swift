@@ -141,6 +141,14 @@ let package = Package(
             name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
             swiftSettings: swiftSettings),
         .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+        // Test-only: TestApp, the real app (KeychaindApp) served in process or on a loopback port.
+        .target(
+            name: "KeychaindTesting",
+            dependencies: [
+                "KeychaindApp", "KeychainHTTP", "KeychainAPI", "KeychainConfig", "KeychainStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
 
         // MARK: Tests
         // Core's service tests spell their requests as the API does (KeychainAPI's decoders):
@@ -170,6 +178,13 @@ let package = Package(
             dependencies: [
                 "KeychainHTTP", "KeychainObservability", "KeychainAPI", "KeychainCore", "KeychainTestSupport",
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
+        // The app as keychaind serves it (TestApp): routes, middleware and wiring together, no binary spawned.
+        .testTarget(
+            name: "KeychaindAppTests",
+            dependencies: [
+                "KeychaindTesting", "KeychaindApp", "KeychainHTTP", "KeychainAPI", "KeychainConfig", "KeychainCore",
             ],
             swiftSettings: swiftSettings),
         .testTarget(
