@@ -1,6 +1,5 @@
 import CSQLite
 import Foundation
-import KeychainConcurrency
 import KeychainCore
 import Testing
 @testable import KeychainStore
@@ -223,54 +222,6 @@ struct DataDirectoryTests {
         expectError(.wrongMasterKey, containing: "does not open the keyring") {
             _ = try fixture.dataDirectory.open(logger: quietLogger)
         }
-    }
-
-    @Test func clientStore() throws {
-        let fixture = try VaultFixture()
-        let clients = fixture.vault.clients
-        let app = Client(name: "app", accessGroups: ["g1"], role: .client, createdAt: Date(millisecondsSince1970: 1_000))
-        try clients.addClient(app, tokenHash: [9, 9])
-        #expect(throws: KeychainError.duplicateItem()) { try clients.addClient(app, tokenHash: [8, 8]) }
-        #expect(try clients.client(forTokenHash: [9, 9]) == app)
-        #expect(try clients.clients().map(\.name) == ["admin", "app"])
-        #expect(try clients.replaceToken(ofClient: "app", tokenHash: [7]))
-        #expect(try clients.client(forTokenHash: [9, 9]) == nil)
-        #expect(try clients.client(forTokenHash: [7]) == app)
-        #expect(try !clients.replaceToken(ofClient: "nobody", tokenHash: [6]))
-        #expect(try clients.removeClient(named: "app"))
-        #expect(try !clients.removeClient(named: "app"))
-        #expect(try clients.client(forTokenHash: [7]) == nil)
-    }
-
-    /// Each thread caches its own lookups; a change made on one thread is seen by another
-    /// thread's next lookup, cached or not (revocation is immediate everywhere).
-    @Test func clientChangesReachEveryThreadsCache() throws {
-        let fixture = try VaultFixture()
-        let clients = fixture.vault.clients
-        let app = Client(name: "app", accessGroups: ["g1"], role: .client, createdAt: Date(millisecondsSince1970: 1_000))
-        try clients.addClient(app, tokenHash: [5, 5])
-        // One worker thread looks the token up twice per round (the second from its cache).
-        let go = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let seen = PThreadLocked<[Client?]>([])
-        Thread {
-            for _ in 0..<2 {
-                go.wait()
-                for _ in 0..<2 {
-                    let client = (try? clients.client(forTokenHash: [5, 5])) ?? nil
-                    seen.withLock { $0.append(client) }
-                }
-                done.signal()
-            }
-        }.start()
-        go.signal()
-        done.wait()
-        #expect(seen.withLock { $0 } == [app, app])
-        #expect(try clients.removeClient(named: "app"))
-        go.signal()
-        done.wait()
-        #expect(seen.withLock { $0 } == [app, app, nil, nil])
-        #expect(try clients.client(forTokenHash: [5, 5]) == nil)
     }
 }
 
