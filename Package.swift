@@ -185,6 +185,8 @@ let package = Package(
             name: "KeychaindAppTests",
             dependencies: [
                 "KeychaindTesting", "KeychaindApp", "KeychainHTTP", "KeychainAPI", "KeychainConfig", "KeychainCore",
+                // The async client against the app on a loopback port.
+                "KeychainClient",
             ],
             swiftSettings: swiftSettings),
         .testTarget(

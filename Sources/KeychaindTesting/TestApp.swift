@@ -102,16 +102,28 @@ public final class TestApp: Sendable {
         _ method: HTTPMethod, _ target: String, token: String? = nil, body: String? = nil,
         headers: [(name: String, value: String)] = []
     ) throws -> TestResponse {
+        guard let port else { return respond(method, target, token: token, body: body, headers: headers) }
         var all = headers
         if let token { all.append(("Authorization", "Bearer \(token)")) }
         if body != nil, !all.contains(where: { $0.name.lowercased() == "content-type" }) {
             all.append(("Content-Type", "application/json"))
         }
-        let bytes = Array((body ?? "").utf8)
-        if let port {
-            return try LoopbackHTTP.send(method.rawValue, target, headers: all, body: body == nil ? nil : bytes, port: port)
+        return try LoopbackHTTP.send(method.rawValue, target, headers: all, body: body.map { Array($0.utf8) }, port: port)
+    }
+
+    /// As `send`, always in process (also when the app is `.live`, for a test that has a client
+    /// library on the port and checks the answers themselves straight from the responder).
+    public func respond(
+        _ method: HTTPMethod, _ target: String, token: String? = nil, body: String? = nil,
+        headers: [(name: String, value: String)] = []
+    ) -> TestResponse {
+        var all = headers
+        if let token { all.append(("Authorization", "Bearer \(token)")) }
+        if body != nil, !all.contains(where: { $0.name.lowercased() == "content-type" }) {
+            all.append(("Content-Type", "application/json"))
         }
-        let response = app.application.respond(to: Self.request(method, target, headers: all, body: bytes))
+        let request = Self.request(method, target, headers: all, body: Array((body ?? "").utf8))
+        let response = app.application.respond(to: request)
         return TestResponse(status: response.status, headers: response.headers, body: response.body)
     }
 

@@ -1,22 +1,23 @@
 import Foundation
 import KeychainAPI
 @testable import KeychainClient
+import KeychaindTesting
 import Testing
 
-/// The token routes over real HTTP against the real binary, and the async client's token API.
-@Suite(.serialized)
+/// The token routes of the real app (TestApp), in process, and the async client's token API
+/// against the same app on a loopback port.
 final class TokenRoutesTests {
-    let server: KeychaindProcess
+    let server: TestApp
     let admin: String
 
     init() throws {
-        server = try KeychaindProcess()
-        admin = try server.adminToken()
+        server = try TestApp(.live)
+        admin = server.adminToken
     }
 
     deinit { server.stop() }
 
-    var http: HTTPTestClient { server.client() }
+    var http: AppHTTP { server.http }
 
     func newClient(_ name: String, groups: [String]) throws -> String {
         let created = try http.json("POST", "/v1/admin/clients", ["name": name, "accessGroups": groups], token: admin)
@@ -25,7 +26,7 @@ final class TokenRoutesTests {
     }
 
     func keychain(_ token: String) throws -> KeychainClient {
-        try KeychainClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: token, timeout: 10)
+        try KeychainClient(baseURL: URL(string: "http://127.0.0.1:\(try #require(server.port))")!, token: token, timeout: 10)
     }
 
     @Test func putGetAuthorizationDeleteWithServiceAccountNaming() throws {
