@@ -140,7 +140,8 @@ let package = Package(
         .executableTarget(
             name: "BackendServiceExample", dependencies: ["KeychainClient"], path: "Examples/BackendService",
             swiftSettings: swiftSettings),
-        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+        // The storage protocols' conformance suites need KeychainStore's (`package`) protocols.
+        .target(name: "KeychainTestSupport", dependencies: ["KeychainCore", "KeychainStore"], swiftSettings: swiftSettings),
         // Test-only: TestApp, the real app (KeychaindApp) served in process or on a loopback port.
         .target(
             name: "KeychaindTesting",

@@ -24,6 +24,20 @@ struct SQLiteConformanceTests {
             return (fixture.vault.clients, fixture)
         }.run()
     }
+
+    /// `KeyringTable` over a migrated database.
+    @Test func keyringStorage() throws {
+        try KeyringStorageConformance {
+            let pool = try ConnectionPool(path: ":memory:")
+            try pool.write { try Migrations.apply(on: $0) }
+            return (KeyringTable(pool: pool), pool)
+        }.run()
+    }
+
+    /// One node: no lock, the refresher's single flight is the lock.
+    @Test func refreshExchangeLock() throws {
+        RefreshExchangeLockConformance.expectNone(try VaultFixture().vault.refreshExchangeLock)
+    }
 }
 
 @Suite("Conformance: PostgreSQL")
@@ -33,6 +47,24 @@ struct PostgreSQLConformanceTests {
             let database = try PGTestDatabase()
             try PGMigrations.apply(on: database.connect())
             return (PGClientStore(connections: PGConnections(settings: PGSettings(url: database.url))), nil)
+        }.run()
+    }
+
+    /// `PGKeyringStorage`, shared by the nodes (encryptions reserved in blocks).
+    @Test func keyringStorage() throws {
+        try KeyringStorageConformance.runShared {
+            let database = try PGTestDatabase()
+            try PGMigrations.apply(on: database.connect())
+            return (PGKeyringStorage(settings: PGSettings(url: database.url)), nil)
+        }
+    }
+
+    /// Two nodes' vaults over one database, each with the lock it gives the refresher.
+    @Test func refreshExchangeLock() throws {
+        try RefreshExchangeLockConformance {
+            let cluster = try Cluster(nodes: 2)
+            let locks = try cluster.nodes.map { try #require($0.refreshExchangeLock) }
+            return (locks, cluster)
         }.run()
     }
 }

@@ -5,7 +5,7 @@
 /// Several nodes may write the same rows, so each write says what it assumed: a term number
 /// another node took first, or a check value a rekey elsewhere replaced, answers false (or
 /// `KeyringChanged`) and the keyring reads the rows again (`Keyring.refreshTerms()`).
-protocol KeyringStorage: Sendable {
+package protocol KeyringStorage: Sendable {
     /// Writes the key check value and term 1 into an empty keyring, in one transaction; false
     /// (nothing written) when the keyring already has a check value.
     func create(checkValue: [UInt8], firstWrappedKey: [UInt8]) throws -> Bool
@@ -27,7 +27,7 @@ protocol KeyringStorage: Sendable {
 /// counted against blocks of `leaseSize` it reserves ahead (`Keyring.seal(_:binding:)`), so that no
 /// write waits on a row every node updates. With one writer (SQLite) each write transaction
 /// records what it seals instead (`Keyring.seal(_:binding:on:)`).
-protocol SharedKeyringStorage: KeyringStorage {
+package protocol SharedKeyringStorage: KeyringStorage {
     /// The encryptions a node reserves at a time.
     var leaseSize: UInt64 { get }
 
@@ -37,24 +37,35 @@ protocol SharedKeyringStorage: KeyringStorage {
 }
 
 /// A keyring's rows as stored.
-struct KeyringRows {
-    var checkValue: [UInt8]?
-    var terms: [StoredTerm]
+package struct KeyringRows {
+    package var checkValue: [UInt8]?
+    package var terms: [StoredTerm]
 
     /// A term's row: its data key wrapped under the master key and how many secrets it sealed.
-    struct StoredTerm: Equatable {
-        let term: UInt32
-        let wrappedKey: [UInt8]
-        let encryptions: UInt64
+    package struct StoredTerm: Equatable {
+        package let term: UInt32
+        package let wrappedKey: [UInt8]
+        package let encryptions: UInt64
+
+        package init(term: UInt32, wrappedKey: [UInt8], encryptions: UInt64) {
+            self.term = term
+            self.wrappedKey = wrappedKey
+            self.encryptions = encryptions
+        }
     }
 }
 
 /// What a rekey writes: every term's data key wrapped under the new master key, and its check value.
-struct KeyringRewrap {
-    var terms: [(term: UInt32, wrappedKey: [UInt8])]
-    var checkValue: [UInt8]
+package struct KeyringRewrap {
+    package var terms: [(term: UInt32, wrappedKey: [UInt8])]
+    package var checkValue: [UInt8]
+
+    package init(terms: [(term: UInt32, wrappedKey: [UInt8])], checkValue: [UInt8]) {
+        self.terms = terms
+        self.checkValue = checkValue
+    }
 }
 
 /// The stored keyring is not the one the keyring holds in memory (a term or rekey from another
 /// node): read it again and retry.
-struct KeyringChanged: Error {}
+package struct KeyringChanged: Error {}

@@ -5,7 +5,7 @@ import Testing
 
 /// Nodes of one PostgreSQL vault in one process: each a `PGVault` with a data directory of its
 /// own (a copy of the first node's master.key) over the same database.
-private final class Cluster: @unchecked Sendable {
+final class Cluster: @unchecked Sendable {
     let database: PGTestDatabase
     let settings: PGSettings
     let first = TemporaryDirectory()
@@ -160,22 +160,5 @@ struct PGVaultTests {
         #expect(after.connectionsOpen >= 2)
         #expect(after.connectionsInUse == 0)
         #expect(throws: KeychainError.self) { _ = try cluster.nodes[0].backupFile() }
-    }
-
-    @Test func oneNodeAtATimeHoldsARefreshSettingsExchangeLock() throws {
-        let cluster = try Cluster(nodes: 2)
-        let key = RefreshKey(service: "api.example.com", user: nil, group: "g1")
-        let (first, second) = (try #require(cluster.nodes[0].refreshExchangeLock), try #require(cluster.nodes[1].refreshExchangeLock))
-        var ranSecond: Bool?
-        let heldFirst = try first.withLock(key, waitingUpTo: 1) {
-            // Node 1 cannot take it while node 0 holds it ...
-            ranSecond = try second.withLock(key, waitingUpTo: 0.2) {}
-            // ... but another setting's lock is free.
-            #expect(try second.withLock(RefreshKey(service: "other", user: nil, group: "g1"), waitingUpTo: 0.2) {})
-        }
-        #expect(heldFirst)
-        #expect(ranSecond == false)
-        // Released: node 1 takes it now.
-        #expect(try second.withLock(key, waitingUpTo: 1) {})
     }
 }
