@@ -1,6 +1,7 @@
 public import Foundation
 public import KeychainAPI
 public import KeychainConfig
+public import KeychainCore
 public import KeychaindApp
 public import KeychainHTTP
 import KeychainStore
@@ -36,6 +37,8 @@ public final class TestApp: Sendable {
     private let stopped = Mutex(false)
 
     public var configuration: ServerConfiguration { app.configuration }
+    /// The vault's item store, for a test that checks what is stored beside what is answered.
+    public var items: any ItemStore { app.vault.items }
     public var dataDirectory: URL { root.appendingPathComponent("data") }
 
     /// An app over a new data directory. `configure` sees the configuration with `dataDir` set to

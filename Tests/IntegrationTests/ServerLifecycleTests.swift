@@ -68,21 +68,6 @@ struct ServerLifecycleTests {
         #expect(server.log.range(of: requestLine, options: .regularExpression) != nil, "\(server.log)")
     }
 
-    @Test func unknownRouteIs404AndWrongMethodIs405InTheErrorShape() throws {
-        let server = try KeychaindProcess()
-        defer { server.stop() }
-        let missing = try server.client().send("GET", "/v1/nothing-here")
-        #expect(missing.status == 404)
-        #expect(missing.json["status"] is Int)
-        #expect(missing.json["error"] is String)
-        #expect(missing.json["message"] is String)
-
-        let wrongMethod = try server.client().send("DELETE", "/v1/health")
-        #expect(wrongMethod.status == 405)
-        #expect(wrongMethod.headers["allow"] == "GET, HEAD")
-        #expect(wrongMethod.json["error"] is String)
-    }
-
     @Test func oversizedBodyIs413WithErrSecParam() throws {
         let server = try KeychaindProcess(environment: ["KEYCHAIND_LIMITS_MAX_BODY_BYTES": "1024"])
         defer { server.stop() }

@@ -2,13 +2,15 @@ import Foundation
 import KeychainAPI
 import KeychainCore
 import KeychainObservability
+import KeychainTestSupport
+import Logging
 import Synchronization
 import Testing
 
 @testable import KeychainHTTP
 
-/// The handler and the auditor read one decoded request; the audit line's reference comes from
-/// the typed answer.
+/// The handler and the auditor read one decoded request (the audit line's reference taken from the
+/// typed answer is KeychaindAppTests' `AuditLineTests`, on the real app).
 struct RequestContextTests {
     static func context(body: String) -> RequestContext {
         RequestContext(request: HTTPRequest(method: .post, path: "/", body: Array(body.utf8)), parameters: [:])
@@ -23,32 +25,6 @@ struct RequestContextTests {
         #expect(throws: KeychainError.param("the body is not valid JSON: unexpected end of JSON at byte 0")) {
             try Self.context(body: "").jsonBody()
         }
-    }
-
-    @Test func anAddsAuditLineNamesTheItemItsAnswerNames() throws {
-        let path = ObserveTests.temporaryPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        // failClosed: every line is written on the request's thread, before its answer.
-        let auditor = Auditor(
-            sink: AuditLog(file: AuditFile(path: path), failClosed: true, logger: ObserveTests.noLog), mac: SHA256Stub.mac)
-        let server = try TestServer(auditor: auditor)
-        let bodies = [
-            #"{"service":"a","value":"x"}"#, #"{"service":"b","value":"x","return":"none"}"#,
-            #"{"service":"c","value":"x","return":"data"}"#, #"{"service":"d","label":5}"#,
-        ]
-        let answers = bodies.map { server.send(.post, "/v1/items/genericPassword", token: server.adminToken, body: $0) }
-        #expect(answers.map(\.status) == [201, 201, 201, 400])
-        let outcomes = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
-            .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-            .filter { $0["route"] as? String == "/items/{class}" && $0["phase"] == nil }
-        #expect(outcomes.count == 4)
-        #expect(outcomes[0]["persistentRef"] as? String == answers[0].item?["persistentRef"]?.stringValue)
-        #expect(outcomes[0]["persistentRef"] != nil)
-        #expect(outcomes[1]["persistentRef"] == nil && outcomes[2]["persistentRef"] == nil, "the answer names no item")
-        #expect(outcomes[3]["persistentRef"] == nil)
-        #expect(
-            (outcomes[3]["attributes"] as? [String: String]).map { Set($0.keys) } == ["service", "label"],
-            "a refused body's attributes are recorded too")
     }
 }
 
@@ -65,7 +41,7 @@ struct AuditSubjectOrderTests {
             macs.value.withLock { $0 += 1 }
             return SHA256Stub.mac(message, mac)
         }
-        let server = try TestServer(auditor: auditor)
+        let server = try ItemRoutesApp(auditor: auditor)
         let refused = server.send(.post, "/v1/items/genericPassword", token: "kc_wrong", body: #"{"service":"a"}"#)
         #expect(refused.status == 401)
         #expect(macs.value.withLock { $0 } == 0)
@@ -80,5 +56,39 @@ struct AuditSubjectOrderTests {
         let accepted = server.send(.get, "/v1/items/genericPassword?service=a", token: server.adminToken)
         #expect(accepted.status == 404)
         #expect(macs.value.withLock { $0 } == 1, "the query's one attribute, once authenticated")
+    }
+}
+
+/// The item routes over in-memory stores with a given auditor: the chain's order seen through a
+/// MAC that counts its calls (the real app's MAC is the keyring's, and is not counted).
+struct ItemRoutesApp {
+    let application: KeychainApplication
+    let adminToken: String
+
+    init(auditor: Auditor) throws {
+        let clients = InMemoryClientStore()
+        let tokens = TestTokenIssuer()
+        var router = Router()
+        router.addItemRoutes(
+            service: KeychainService(store: InMemoryItemStore(), certificateParser: StubCertificateParser(), cursors: .forTests))
+        application = KeychainApplication(
+            router: router, authenticator: Authenticator(clients: clients, tokens: tokens), logger: ObserveTests.noLog,
+            auditor: auditor)
+        let (token, hash) = tokens.newToken()
+        try clients.addClient(Client(name: "root", accessGroups: ["root"], role: .admin, createdAt: Date()), tokenHash: hash)
+        adminToken = token
+    }
+
+    func send(_ method: HTTPMethod, _ target: String, token: String?, body: String? = nil) -> HTTPResponse {
+        let parts = target.split(separator: "?", maxSplits: 1)
+        let query: [HTTPRequest.QueryItem] = parts.count > 1
+            ? parts[1].split(separator: "&").map { pair in
+                let nameValue = pair.split(separator: "=", maxSplits: 1)
+                return HTTPRequest.QueryItem(name: String(nameValue[0]), value: nameValue.count > 1 ? String(nameValue[1]) : "")
+            } : []
+        var headers: [(name: String, value: String)] = []
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        return application.respond(to: HTTPRequest(
+            method: method, path: String(parts[0]), queryItems: query, headers: headers, body: Array((body ?? "").utf8)))
     }
 }

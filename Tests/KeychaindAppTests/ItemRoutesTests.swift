@@ -1,31 +1,22 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
+import KeychaindTesting
 import KeychainHTTP
-import KeychainTestSupport
-import Logging
 import Testing
 
-/// A server in process: in-memory items and clients, an admin and three clients whose groups overlap.
+/// The real app (TestApp: SQLite in a temporary directory) in process, with its first admin;
+/// tests add clients whose groups overlap through the admin route.
 final class TestServer: Sendable {
-    let items = InMemoryItemStore()
-    let clients = InMemoryClientStore()
-    let tokens = TestTokenIssuer()
-    let application: KeychainApplication
-    let adminToken: String
+    let app: TestApp
+    var adminToken: String { app.adminToken }
 
-    init(auditor: Auditor? = nil) throws {
-        let service = KeychainService(store: items, certificateParser: StubCertificateParser(), cursors: .forTests)
-        var router = Router()
-        router.addItemRoutes(service: service)
-        router.addClientRoutes(clients: clients, tokens: tokens)
-        application = KeychainApplication(
-            router: router, authenticator: Authenticator(clients: clients, tokens: tokens),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), auditor: auditor)
-        let (token, hash) = tokens.newToken()
-        try clients.addClient(Client(name: "root", accessGroups: ["root"], role: .admin, createdAt: Date()), tokenHash: hash)
-        adminToken = token
+    /// Over `app`, or a new in-process app.
+    init(_ app: TestApp? = nil) throws {
+        if let app { self.app = app } else { self.app = try TestApp() }
     }
+
+    deinit { app.stop() }
 
     /// Creates a client through the admin route and returns its token.
     func client(_ name: String, groups: [String]) throws -> String {
@@ -36,24 +27,14 @@ final class TestServer: Sendable {
     }
 
     func send(_ method: HTTPMethod, _ target: String, token: String?, body: String? = nil) -> Answer {
-        let parts = target.split(separator: "?", maxSplits: 1)
-        let query = parts.count > 1
-            ? parts[1].split(separator: "&").map { pair -> HTTPRequest.QueryItem in
-                let kv = pair.split(separator: "=", maxSplits: 1)
-                return .init(name: String(kv[0]).removingPercentEncoding!, value: kv.count > 1 ? String(kv[1]).removingPercentEncoding! : "")
-            } : []
-        var headers: [(name: String, value: String)] = []
-        if let token { headers.append(("Authorization", "Bearer \(token)")) }
-        if body != nil { headers.append(("Content-Type", "application/json")) }
-        let response = application.respond(to: HTTPRequest(
-            method: method, path: String(parts[0]), queryItems: query, headers: headers, body: Array((body ?? "").utf8)))
-        return Answer(status: response.status, json: (try? JSONValue.parse(response.body)) ?? .null)
+        let response = app.respond(method, target, token: token, body: body)
+        return Answer(status: response.status, json: response.json)
     }
 
     /// Every stored row (for "nothing changed" checks), as comparable text.
     func snapshot() throws -> [String] {
         try ItemClass.storedClasses.flatMap { itemClass in
-            try items.find(ItemFilter(itemClass: itemClass, accessGroups: ["app", "shared", "other", "stranger", "root"],
+            try app.items.find(ItemFilter(itemClass: itemClass, accessGroups: ["app", "shared", "other", "stranger", "root"],
                                       equal: [:]), limit: nil, after: nil, reading: .all).items.map { item in
                 "\(itemClass) \(item.persistentRef) \(item.attributes.sorted { $0.key.name < $1.key.name }.map { "\($0.key.name)=\($0.value)" }) \(item.secret?.copyBytes() ?? [])"
             }
