@@ -41,19 +41,21 @@ public final class TestApp: Sendable {
     public var items: any ItemStore { app.vault.items }
     public var dataDirectory: URL { root.appendingPathComponent("data") }
 
-    /// An app over a new data directory. `configure` sees the configuration with `dataDir` set to
-    /// the temporary data directory and `listen` to `127.0.0.1:0`; anything it changes is served.
+    /// An app over a new data directory. The configuration is `serve`'s, loaded from `environment`
+    /// (`KEYCHAIND_*` variables, as the binary reads them; not this process's environment) with
+    /// `dataDir` the temporary data directory and `listen` `127.0.0.1:0`; `configure` may change
+    /// anything in it before it is served.
     public init(
-        _ transport: Transport = .inProcess, logger: Logger = TestApp.noLog,
+        _ transport: Transport = .inProcess, environment: [String: String] = [:], logger: Logger = TestApp.noLog,
         configure: (inout ServerConfiguration) throws -> Void = { _ in }
     ) throws {
         root = FileManager.default.temporaryDirectory.appendingPathComponent("keychaind-testapp-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let cleanUp = { [root] in try? FileManager.default.removeItem(at: root) }
         do {
-            var configuration = ServerConfiguration()
-            configuration.dataDir = root.appendingPathComponent("data").path
-            configuration.listen = ListenAddress(host: "127.0.0.1", port: 0)
+            var configuration = try ConfigurationLoader.load(
+                filePath: nil, environment: environment,
+                flags: ["dataDir": root.appendingPathComponent("data").path, "listen": "127.0.0.1:0"])
             try configure(&configuration)
             let directory = DataDirectory(path: configuration.dataDir)
             let opened = try KeychaindApp.openVault(directory, configuration: configuration, logger: logger)

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 29, item 8: an answer is bounded in bytes as well as in items. A find over many large
@@ -9,10 +10,10 @@ struct AnswerBoundTests {
     static let bound = 262_144
 
     @Test func largeSecretsComeBackOverPagesWithinTheBound() throws {
-        let server = try KeychaindProcess(environment: ["KEYCHAIND_LIMITS_MAX_ANSWER_BYTES": "\(Self.bound)"])
+        let server = try TestApp(environment: ["KEYCHAIND_LIMITS_MAX_ANSWER_BYTES": "\(Self.bound)"])
         defer { server.stop() }
-        let http = server.client()
-        let admin = try server.adminToken()
+        let http = server.http
+        let admin = server.adminToken
         let created = try http.json("POST", "/v1/admin/clients", ["name": "bulk", "accessGroups": ["bulk"]], token: admin)
         let token = try #require(created.json["token"] as? String)
         // 40 text secrets of 2-20 KB, and one whose answer alone is larger than the bound.

@@ -1,28 +1,29 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
-/// Issue 40, finding 5, over HTTP: with `quota.items=5` and `quota.secretBytes=100` a client
+/// Issue 40, finding 5, on the real app (TestApp, in process): with `quota.items=5` and `quota.secretBytes=100` a client
 /// stored 16 MB through 1 MB `comment` and `label` values (attributes were neither bounded nor
 /// metered). One value now holds at most 4096 bytes (errSecParam, 400), and a group's attribute
 /// bytes count against `quota.attributeBytes` (errSecDiskFull, 507); either way nothing changes.
 @Suite(.serialized)
 struct AttributeQuotaLiveTests {
     @Test func largeAttributeValuesAreRefusedAndAttributesCountAgainstTheQuota() throws {
-        let server = try KeychaindProcess(environment: [
+        let server = try TestApp(environment: [
             "KEYCHAIND_QUOTA_ITEMS": "5", "KEYCHAIND_QUOTA_SECRET_BYTES": "100", "KEYCHAIND_QUOTA_ATTRIBUTE_BYTES": "10000",
             "KEYCHAIND_LIMITS_MAX_BODY_BYTES": "2000000",
         ])
         defer { server.stop() }
-        let http = server.client()
+        let http = server.http
         let created = try http.json(
-            "POST", "/v1/admin/clients", ["name": "tenant", "accessGroups": ["tenant"]], token: try server.adminToken())
+            "POST", "/v1/admin/clients", ["name": "tenant", "accessGroups": ["tenant"]], token: server.adminToken)
         let token = try #require(created.json["token"] as? String)
-        func add(_ account: String, _ attributes: [String: Any]) throws -> HTTPTestClient.Response {
+        func add(_ account: String, _ attributes: [String: Any]) throws -> AppHTTP.Response {
             try http.json(
                 "POST", "/v1/items/genericPassword",
                 attributes.merging(["service": "q", "account": account, "value": "s"]) { $1 }, token: token)
         }
-        func expectParam(_ answer: HTTPTestClient.Response, naming attribute: String) {
+        func expectParam(_ answer: AppHTTP.Response, naming attribute: String) {
             #expect(answer.status == 400, "\(answer.text)")
             #expect(answer.json["error"] as? String == "errSecParam")
             let detail = answer.json["detail"] as? String ?? ""

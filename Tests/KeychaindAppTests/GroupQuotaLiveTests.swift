@@ -1,18 +1,19 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
-/// Issue 29, item 5, over HTTP: `quota.items` and `quota.secretBytes` from the environment, and
+/// Issue 29, item 5, on the real app (TestApp, in process): `quota.items` and `quota.secretBytes` from the environment, and
 /// the answer past them (errSecDiskFull, 507, the error body naming the setting, no secret).
 @Suite(.serialized)
 struct GroupQuotaLiveTests {
     @Test func writesPastAGroupsQuotaAreErrSecDiskFull() throws {
-        let server = try KeychaindProcess(environment: ["KEYCHAIND_QUOTA_ITEMS": "2", "KEYCHAIND_QUOTA_SECRET_BYTES": "100"])
+        let server = try TestApp(environment: ["KEYCHAIND_QUOTA_ITEMS": "2", "KEYCHAIND_QUOTA_SECRET_BYTES": "100"])
         defer { server.stop() }
-        let http = server.client()
+        let http = server.http
         let created = try http.json(
-            "POST", "/v1/admin/clients", ["name": "tenant", "accessGroups": ["tenant"]], token: try server.adminToken())
+            "POST", "/v1/admin/clients", ["name": "tenant", "accessGroups": ["tenant"]], token: server.adminToken)
         let token = try #require(created.json["token"] as? String)
-        func add(_ account: String, _ value: String) throws -> HTTPTestClient.Response {
+        func add(_ account: String, _ value: String) throws -> AppHTTP.Response {
             try http.json("POST", "/v1/items/genericPassword", ["service": "q", "account": account, "value": value], token: token)
         }
         #expect(try add("a", String(repeating: "s", count: 60)).status == 201)

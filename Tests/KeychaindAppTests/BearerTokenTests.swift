@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Access tokens with control characters (issue 40): a token holding CR/LF was stored and answered
@@ -7,10 +8,10 @@ import Testing
 @Suite(.serialized)
 struct BearerTokenTests {
     @Test func controlCharactersInTokensAreRefusedAndNeverAnsweredAsAHeader() throws {
-        let server = try KeychaindProcess()
+        let server = try TestApp()
         defer { server.stop() }
-        let http = server.client()
-        let admin = try server.adminToken()
+        let http = server.http
+        let admin = server.adminToken
         for (accessToken, refreshToken) in [("at\r\nX-Injected: 1", "rt"), ("at\u{7F}", "rt"), ("at\u{85}", "rt"), ("at", "rt\n")] {
             let put = try http.json("PUT", "/v1/tokens/crlf.example.com", ["accessToken": accessToken, "refreshToken": refreshToken], token: admin)
             #expect(put.status == 400 && put.json["error"] as? String == "errSecParam", "\(put.text)")
