@@ -59,7 +59,7 @@ final class Reencryptions: Sendable {
 }
 
 /// What a re-encryption does to a store, on either backend.
-protocol ReencryptingStore: Sendable {
+package protocol ReencryptingStore: Sendable {
     /// How many stored secrets are sealed under a term older than `term`. Needs no key.
     func countSecrets(olderThan term: UInt32) throws -> Int
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current

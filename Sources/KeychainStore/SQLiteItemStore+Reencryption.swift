@@ -2,14 +2,14 @@ import KeychainCore
 
 extension SQLiteItemStore: ReencryptingStore {
     /// How many stored secrets are sealed under a term older than `term`. Needs no key.
-    func countSecrets(olderThan term: UInt32) throws -> Int {
+    package func countSecrets(olderThan term: UInt32) throws -> Int {
         try StoreErrors.map { try pool.read { db in try ItemTable.countSecrets(olderThan: term, on: db) } }
     }
 
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
     /// term, in one transaction, in `seq` order after `afterSeq`. Returns the last `seq` visited
     /// and how many were re-sealed, or nil when none is left.
-    func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+    package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
         try StoreErrors.map { try keyring.withKeys {
             try pool.write { db in
                 try keyring.transaction(on: db) { () -> (lastSeq: Int64, count: Int)? in
@@ -33,7 +33,7 @@ extension SQLiteItemStore: ReencryptingStore {
     /// transaction, which checks each term's secrets, then the keyring forgets (and wipes) them.
     /// The newest term is never retired. Returns the terms retired.
     @discardableResult
-    func retireTerms(olderThan term: UInt32) throws -> [UInt32] {
+    package func retireTerms(olderThan term: UInt32) throws -> [UInt32] {
         try StoreErrors.map {
             let candidates = keyring.terms.filter { $0 < term && $0 != keyring.currentTerm }
             guard !candidates.isEmpty else { return [] }

@@ -129,15 +129,4 @@ struct KeyLifecycleTests {
         let items = try restored.items.find(everything, limit: nil, after: nil, reading: .all).items
         #expect(items.count == 30 && items.first?.secret?.utf8String() == "secret-0")
     }
-
-    /// A term that still seals a secret is kept (re-encryption interrupted, or not asked for).
-    @Test func aTermWithSecretsIsNotRetired() throws {
-        let fixture = try VaultFixture()
-        let vault = fixture.vault
-        try vault.items.add([item(account: "a", secret: "one")])
-        _ = try vault.rotate(reencrypt: false)
-        let store = try #require(vault.items as? SQLiteItemStore)
-        #expect(try store.retireTerms(olderThan: 2) == [])
-        #expect(vault.keyring.terms == [1, 2])
-    }
 }

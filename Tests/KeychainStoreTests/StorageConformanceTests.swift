@@ -34,6 +34,19 @@ struct SQLiteConformanceTests {
         }.run()
     }
 
+    /// The reopened vault is the other view of it.
+    @Test func reencryption() throws {
+        try ReencryptionConformance {
+            let fixture = try VaultFixture()
+            return .init(
+                vault: fixture.vault,
+                another: {
+                    fixture.vault.close()
+                    return try fixture.dataDirectory.open(logger: quietLogger)
+                }, keepAlive: fixture)
+        }.run()
+    }
+
     /// One node: no lock, the refresher's single flight is the lock.
     @Test func refreshExchangeLock() throws {
         RefreshExchangeLockConformance.expectNone(try VaultFixture().vault.refreshExchangeLock)
@@ -57,6 +70,14 @@ struct PostgreSQLConformanceTests {
             try PGMigrations.apply(on: database.connect())
             return (PGKeyringStorage(settings: PGSettings(url: database.url)), nil)
         }
+    }
+
+    /// Rotated on one node; the other is the other view of the vault.
+    @Test func reencryption() throws {
+        try ReencryptionConformance {
+            let cluster = try Cluster(nodes: 2)
+            return .init(vault: cluster.nodes[0], another: { cluster.nodes[1] }, keepAlive: cluster)
+        }.run()
     }
 
     /// Two nodes' vaults over one database, each with the lock it gives the refresher.

@@ -153,32 +153,6 @@ struct VaultAdministrationTests {
         for (account, secret) in expected { #expect(stored[account] == secret, "\(account)") }
     }
 
-    @Test func rotateWithReencryptionMovesEverySecretToTheNewTerm() throws {
-        let fixture = try VaultFixture()
-        let vault = fixture.vault
-        for n in 0..<450 { try vault.items.add([item(account: "a\(n)", secret: "s\(n)")]) }
-        #expect(try vault.rotate(reencrypt: false) == 2)
-        try vault.items.add([item(account: "after", secret: "new")])
-        #expect(try vault.rotate(reencrypt: true) == 3)
-        let progress = vault.waitForReencryption()
-        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 451, done: 451))
-        #expect(vault.status.reencryption?.fraction == 1)
-        let terms = try vault.pool.read { db in
-            try db.query("SELECT DISTINCT substr(secret, 2, 4) FROM items WHERE secret IS NOT NULL") { $0.blob(0) }
-        }
-        #expect(terms == [[0, 0, 0, 3]])
-        #expect(vault.status.currentTerm == 3 && vault.status.termCount == 1)
-        var expected = Dictionary(uniqueKeysWithValues: (0..<450).map { ("a\($0)", "s\($0)") })
-        expected["after"] = "new"
-        #expect(try secrets(vault) == expected)
-        // The old terms are retired (older backups carry the keyring of their time).
-        vault.close()
-        let reopened = try fixture.dataDirectory.open(logger: quietLogger)
-        defer { reopened.close() }
-        #expect(reopened.keyring.terms == [3])
-        #expect(try secrets(reopened) == expected)
-    }
-
     @Test func rekeyReplacesTheMasterKeyFileAndTheOldKeyNoLongerOpens() throws {
         let fixture = try VaultFixture()
         let path = fixture.dataDirectory.masterKeyPath

@@ -125,16 +125,6 @@ struct PGVaultTests {
         #expect((0..<perTerm.count).allSatisfy { perTerm.int64($0, 0) <= 10 })
     }
 
-    @Test func rotateAndReencryptOnOneNodeRetireTheOldTermEverywhere() throws {
-        let cluster = try Cluster(nodes: 2)
-        try cluster.nodes[1].items.add([item(account: "old", secret: "sealed under term 1")])
-        let term = try cluster.nodes[0].rotate(reencrypt: true)
-        #expect(cluster.nodes[0].waitForReencryption()?.state == .finished)
-        #expect(waitUntil(within: 3) { cluster.nodes[1].keyring.terms == [term] })
-        let page = try cluster.nodes[1].items.find(filter, limit: nil, after: nil, reading: .all)
-        #expect(page.items.first?.secret?.utf8String() == "sealed under term 1")
-    }
-
     @Test func afterARekeyTheOtherNodesServeAndTakeTheNewKeyOnceCopied() throws {
         let cluster = try Cluster(nodes: 2)
         #expect(try cluster.nodes[0].rekey() == 1)
