@@ -200,6 +200,8 @@ let package = Package(
                 "keychaind", "KeychainAPI", "KeychainClient", "KeychainRefresh", "KeychainCore",
                 // The cluster tests' PostgreSQL (ThrowawayPostgres).
                 "KeychainTestSupport",
+                // The suites that check answers over loopback, not the process: the app in process (TestApp).
+                "KeychaindTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 // A client test calls from a NIO event loop thread.
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,17 +4,18 @@ import Testing
 /// `POST /v1/tokens/{service}/refresh` by role (issue 40): a client-role caller gets the record as
 /// it is, without a call, while the setting needs new tokens or backs off after failures, so no
 /// client can hammer the provider and get the app rate-limited or banned; an admin forces a call.
+/// The app in process on a loopback port (`InProcessKeychaind`): no binary spawned.
 @Suite(.serialized)
 final class RefreshNowByRoleTests {
     let provider: OAuthServer
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
     let client: String
 
     init() throws {
         provider = try OAuthServer()
-        server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
-        admin = try server.adminToken()
+        server = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        admin = server.adminToken()
         let created = try server.client().json(
             "POST", "/v1/admin/clients", ["name": "backend", "accessGroups": ["admin"]], token: admin)
         client = try #require(created.json["token"] as? String)

@@ -2,18 +2,20 @@ import Foundation
 import KeychainClient
 import Testing
 
-/// Server-side refresh (docs/api.md, "Keeping tokens fresh") end to end: the real binary on loopback
-/// calling Authlib's token endpoint (`OAuthServer`), both started and stopped by each test.
+/// Server-side refresh (docs/api.md, "Keeping tokens fresh") end to end: the real app on loopback
+/// (served in process, `InProcessKeychaind`) calling Authlib's token endpoint (`OAuthServer`), both
+/// started and stopped by each test. The binary where the process is what is checked: its log
+/// (the background refresher's line, no secret in it) and kill -9 during an exchange.
 @Suite(.serialized)
 final class TokenRefreshTests {
     let provider: OAuthServer
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
 
     init() throws {
         provider = try OAuthServer()
-        server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
-        admin = try server.adminToken()
+        server = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        admin = server.adminToken()
     }
 
     deinit {
@@ -26,7 +28,7 @@ final class TokenRefreshTests {
     /// Stores the seeded tokens for `service`, expiring at `expiresAt`, and a refresh setting for them.
     func register(
         _ service: String, expiresAt: String = OAuthServer.expired, grant: String = "refresh_token",
-        clientAuth: String = "basic", refreshBefore: Int = 60, on keychaind: KeychaindProcess? = nil
+        clientAuth: String = "basic", refreshBefore: Int = 60, on keychaind: (any LoopbackKeychaind)? = nil
     ) throws -> (accessToken: String, refreshToken: String) {
         try provider.register(
             service, on: keychaind ?? server, expiresAt: expiresAt, grant: grant, clientAuth: clientAuth,
@@ -251,7 +253,15 @@ final class TokenRefreshTests {
     }
 
     @Test func secretsNeverAppearInLogsAuditLinesErrorsOrMetrics() throws {
-        let seeded = try register("quiet.example.com")
+        // The binary: its log is what is read.
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        defer { server.stop() }
+        let http = server.client()
+        let admin = try server.adminToken()
+        func authorization(_ service: String) throws -> HTTPTestClient.Response {
+            try http.send("GET", "/v1/tokens/\(service)/authorization", token: admin)
+        }
+        let seeded = try register("quiet.example.com", on: server)
         #expect(try authorization("quiet.example.com").status == 200)
         try provider.control(mode: "invalid_grant")
         _ = try http.send("POST", "/v1/tokens/quiet.example.com/refresh", token: admin)
@@ -280,9 +290,13 @@ final class TokenRefreshTests {
     }
 
     @Test func killedDuringAnExchangeComesBackWithTheOldTokensThenNeedsReauthWithoutALoop() throws {
-        let seeded = try register("crash.example.com")
+        // The binary: it is killed.
+        let server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        defer { server.stop() }
+        let admin = try server.adminToken()
+        let seeded = try register("crash.example.com", on: server)
         try provider.control(mode: "slow", delay: 2)
-        DispatchQueue.global().async { [http, admin] in
+        DispatchQueue.global().async { [http = server.client(), admin] in
             _ = try? http.send("GET", "/v1/tokens/crash.example.com/authorization", token: admin)
         }
         // The provider has the call (and rotates the refresh token when it answers): kill -9.

@@ -95,7 +95,7 @@ final class OAuthServer {
     /// Stores a seeded token pair for `service` on `keychaind` (none for `client_credentials`),
     /// expiring at `expiresAt`, and a refresh setting for it against this server, as its admin.
     func register(
-        _ service: String, on keychaind: KeychaindProcess, expiresAt: String = OAuthServer.expired,
+        _ service: String, on keychaind: any LoopbackKeychaind, expiresAt: String = OAuthServer.expired,
         grant: String = "refresh_token", clientAuth: String = "basic", refreshBefore: Int = 60
     ) throws -> (accessToken: String, refreshToken: String) {
         let http = keychaind.client()
