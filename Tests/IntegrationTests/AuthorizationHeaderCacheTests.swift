@@ -3,18 +3,18 @@ import KeychainClient
 import Testing
 
 /// The client library's optional in-process cache of `getAuthorizationHeader`, against the real
-/// binary: keychaind says in `Keychaind-Fresh-For` how long an answer stays fresh (the body stays
+/// app on loopback (`InProcessKeychaind`): keychaind says in `Keychaind-Fresh-For` how long an answer stays fresh (the body stays
 /// as docs/api.md fixes it), and requests are counted by the server itself (`/v1/metrics`).
 @Suite(.serialized)
 final class AuthorizationHeaderCacheTests {
     let provider: OAuthServer
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
 
     init() throws {
         provider = try OAuthServer()
-        server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
-        admin = try server.adminToken()
+        server = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        admin = server.adminToken()
     }
 
     deinit {

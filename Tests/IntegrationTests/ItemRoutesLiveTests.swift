@@ -1,18 +1,19 @@
 import Foundation
 import Testing
 
-/// Issue 4's HTTP behaviour against the real binary over real HTTP: the seeds' SecureStore flows,
+/// Issue 4's HTTP behaviour against the real app over real HTTP (libmicrohttpd on loopback, the
+/// app in process: `InProcessKeychaind`): the seeds' SecureStore flows,
 /// the token-naming pitfall, isolation between clients, and bad inputs that change nothing.
 @Suite(.serialized)
 final class ItemRoutesLiveTests {
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let http: HTTPTestClient
     let admin: String
 
     init() throws {
-        server = try KeychaindProcess()
+        server = try InProcessKeychaind()
         http = server.client()
-        admin = try server.adminToken()
+        admin = server.adminToken()
     }
 
     deinit { server.stop() }

@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 /// Issue 9, concurrency: many clients on the same keys at once end with exactly the outcomes the
-/// semantics allow, and no update is lost.
+/// semantics allow, and no update is lost. The app in process on loopback (`InProcessKeychaind`).
 @Suite(.serialized)
 final class ConcurrencyTests {
     @Test func racingAddsOneWinsOthersAreDuplicatesAndNoUpdateIsLost() throws {
-        let server = try KeychaindProcess()
+        let server = try InProcessKeychaind()
         defer { server.stop() }
         let token = try server.newClientToken("race", groups: ["race"])
         let port = server.port

@@ -88,7 +88,7 @@ enum Hardening {
 }
 
 /// A client of the live server with its own token for items in group `group`.
-extension KeychaindProcess {
+extension LoopbackKeychaind {
     func newClientToken(_ name: String, groups: [String]) throws -> String {
         let answer = try client().json(
             "POST", "/v1/admin/clients", ["name": name, "accessGroups": groups], token: try adminToken())
@@ -97,7 +97,9 @@ extension KeychaindProcess {
         }
         return token
     }
+}
 
+extension KeychaindProcess {
     var pid: Int32 { process.processIdentifier }
 }
 

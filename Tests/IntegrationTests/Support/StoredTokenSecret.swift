@@ -1,6 +1,6 @@
 import Foundation
 
-extension KeychaindProcess {
+extension LoopbackKeychaind {
     /// The secret of a token item as stored, read as the admin through the item routes (a token
     /// route would refresh first); nil when none is stored.
     func storedSecret(service: String, account: String) throws -> String? {
