@@ -5,7 +5,7 @@
 /// was changed), `decode` when a stored secret fails authentication, `io`/`diskFull` on storage
 /// failure. Implementations: `SQLiteItemStore` (one node, sealed secrets in SQLite),
 /// `PGItemStore` (several nodes, sealed secrets in PostgreSQL) and `InMemoryItemStore` (tests);
-/// all pass the same conformance suite (`ItemStoreConformanceTests`).
+/// all pass the same conformance suite (`ItemStoreConformance`, in KeychainTestSupport).
 ///
 /// Each operation called on the store is a transaction of its own; `transaction(_:)` runs several
 /// as one.

@@ -6,10 +6,45 @@ import Testing
 
 /// The storage protocols' conformance suites (`KeychainTestSupport`), each run against every
 /// backend that has the protocol: one test per protocol and backend. A new backend is a factory
-/// here and these calls. (`ItemStore`'s suite runs over `StoreKind`, in ItemStoreConformanceTests.)
+/// here and these calls.
+
+/// The stores every `ItemStore` test runs against: the reference, the SQLite ones, and
+/// PostgreSQL (a schema of its own on the tests' throwaway cluster).
+enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case inMemory
+    case sqliteMemory
+    case sqliteFile
+    case postgresql
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty store and whatever keeps it alive.
+    func make() throws -> (store: any ItemStore, keepAlive: AnyObject?) {
+        switch self {
+        case .inMemory:
+            return (InMemoryItemStore(), nil)
+        case .sqliteMemory:
+            let pool = try ConnectionPool(path: ":memory:")
+            try pool.write { try Migrations.apply(on: $0) }
+            let masterKey = try MasterKeyFile.generate()
+            let keyring = try Keyring.create(
+                storage: KeyringTable(pool: pool), masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
+            return (SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger), pool)
+        case .sqliteFile:
+            let fixture = try VaultFixture()
+            return (fixture.vault.items, fixture)
+        case .postgresql:
+            return (try PGTestDatabase().itemStore(), nil)
+        }
+    }
+}
 
 @Suite("Conformance: in memory")
 struct InMemoryConformanceTests {
+    @Test func itemStore() throws {
+        try ItemStoreConformance { try StoreKind.inMemory.make() }.run()
+    }
+
     @Test func clientStore() throws {
         try ClientStoreConformance { (InMemoryClientStore(), nil) }.run()
     }
@@ -17,6 +52,12 @@ struct InMemoryConformanceTests {
 
 @Suite("Conformance: SQLite")
 struct SQLiteConformanceTests {
+    /// `SQLiteItemStore` over a database in memory, and the store of a vault on file.
+    @Test(arguments: [StoreKind.sqliteMemory, .sqliteFile])
+    func itemStore(kind: StoreKind) throws {
+        try ItemStoreConformance { try kind.make() }.run()
+    }
+
     /// The vault's own store (its first admin in it), as the server uses it.
     @Test func clientStore() throws {
         try ClientStoreConformance {
@@ -55,6 +96,10 @@ struct SQLiteConformanceTests {
 
 @Suite("Conformance: PostgreSQL")
 struct PostgreSQLConformanceTests {
+    @Test func itemStore() throws {
+        try ItemStoreConformance { try StoreKind.postgresql.make() }.run()
+    }
+
     @Test func clientStore() throws {
         try ClientStoreConformance {
             let database = try PGTestDatabase()

@@ -1,47 +1,40 @@
 import Foundation
-import KeychainCore
-import KeychainTestSupport
+public import KeychainCore
 import Testing
-@testable import KeychainStore
 
-/// The stores every `ItemStore` test runs against: the reference, the SQLite ones, and
-/// PostgreSQL (a schema of its own on the tests' throwaway cluster).
-enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case inMemory
-    case sqliteMemory
-    case sqliteFile
-    case postgresql
+/// What every `ItemStore` must do, checked with `#expect`: call `run()` from one test per backend
+/// (the in-memory reference, SQLite in memory and on file, PostgreSQL).
+///
+/// `make` returns a new, empty store for each check (and whatever keeps it alive until the check
+/// ends). The items are of access groups g1 and g2.
+package struct ItemStoreConformance: Sendable {
+    package typealias Factory = @Sendable () throws -> (store: any ItemStore, keepAlive: AnyObject?)
 
-    var testDescription: String { rawValue }
+    private let make: Factory
 
-    /// A new, empty store and whatever keeps it alive.
-    func make() throws -> (store: any ItemStore, keepAlive: AnyObject?) {
-        switch self {
-        case .inMemory:
-            return (InMemoryItemStore(), nil)
-        case .sqliteMemory:
-            let pool = try ConnectionPool(path: ":memory:")
-            try pool.write { try Migrations.apply(on: $0) }
-            let masterKey = try MasterKeyFile.generate()
-            let keyring = try Keyring.create(
-                storage: KeyringTable(pool: pool), masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
-            return (SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger), pool)
-        case .sqliteFile:
-            let fixture = try VaultFixture()
-            return (fixture.vault.items, fixture)
-        case .postgresql:
-            return (try PGTestDatabase().itemStore(), nil)
-        }
+    package init(_ make: @escaping Factory) { self.make = make }
+
+    /// Every check, each on a store of its own.
+    package func run() throws {
+        try addThenFindInCreationOrder()
+        try aFindReadsOnlyTheContentsItNames()
+        try everyAttributeOfEachClassRoundTrips()
+        try equalityValuesBindToTheirOwnAttributes()
+        try limitAndCursorPage()
+        try filtersOnAttributesGroupsAndPersistentRef()
+        try caseInsensitiveMatching()
+        try absentPrimaryKeyAttributesCollideAsDefaults()
+        try batchAddIsAllOrNothing()
+        try updateChangesEveryMatchAndKeepsDatesIncreasing()
+        try updateCausingDuplicateChangesNothing()
+        try updateMovingGroupKeepsSecretReadable()
+        try deleteAndCount()
     }
-}
 
-@Suite("ItemStore conformance")
-struct ItemStoreConformanceTests {
-    let all = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"])
+    private let all = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"])
 
-    @Test(arguments: StoreKind.allCases)
-    func addThenFindInCreationOrder(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func addThenFindInCreationOrder() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let items = (0..<5).map { item(account: "a\($0)", service: "s", secret: "secret-\($0)") }
         try store.add(Array(items[0..<3]))
@@ -56,9 +49,8 @@ struct ItemStoreConformanceTests {
         #expect(withoutSecrets.items.allSatisfy { $0.secret == nil })
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func aFindReadsOnlyTheContentsItNames(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func aFindReadsOnlyTheContentsItNames() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         // Two groups, so that a secret opens only with its own group read alongside it.
         let items = [item(account: "a", group: "g1", secret: "one"), item(account: "b", group: "g2", secret: "two")]
@@ -77,9 +69,8 @@ struct ItemStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func everyAttributeOfEachClassRoundTrips(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func everyAttributeOfEachClassRoundTrips() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let now = Date().truncatedToMilliseconds
         for itemClass in ItemClass.storedClasses {
@@ -104,9 +95,8 @@ struct ItemStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func equalityValuesBindToTheirOwnAttributes(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func equalityValuesBindToTheirOwnAttributes() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         // Each item's service is the other's account: values bound to the wrong terms would swap them.
         let a = item(account: "y", service: "x")
@@ -125,9 +115,8 @@ struct ItemStoreConformanceTests {
         #expect(try refs("x", "y") == [a.persistentRef])
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func limitAndCursorPage(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func limitAndCursorPage() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let items = (0..<5).map { item(account: "a\($0)") }
         try store.add(items)
@@ -146,9 +135,8 @@ struct ItemStoreConformanceTests {
         #expect(exact.items.count == 5 && exact.next == nil)
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func filtersOnAttributesGroupsAndPersistentRef(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func filtersOnAttributesGroupsAndPersistentRef() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let a = item(account: "alice", service: "mail", label: "x")
         let b = item(account: "bob", service: "mail")
@@ -182,9 +170,8 @@ struct ItemStoreConformanceTests {
         #expect(try refs(ItemFilter(itemClass: .key, accessGroups: ["g1"], equal: [.applicationTag: .data([1])])) == [])
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func caseInsensitiveMatching(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func caseInsensitiveMatching() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let a = item(account: "Alice", service: "Mail")
         try store.add([a])
@@ -203,9 +190,8 @@ struct ItemStoreConformanceTests {
         #expect(try store.find(unicode, limit: nil, after: nil, reading: .attributes).items.count == 1)
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func absentPrimaryKeyAttributesCollideAsDefaults(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func absentPrimaryKeyAttributesCollideAsDefaults() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         try store.add([item()])
         #expect(throws: KeychainError.duplicateItem()) { try store.add([item()]) }
@@ -225,9 +211,8 @@ struct ItemStoreConformanceTests {
         }
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func batchAddIsAllOrNothing(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func batchAddIsAllOrNothing() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         try store.add([item(account: "taken")])
         #expect(throws: KeychainError.duplicateItem()) {
@@ -240,9 +225,8 @@ struct ItemStoreConformanceTests {
         #expect(page.items.map { $0[.account] } == [.string("taken")])
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func updateChangesEveryMatchAndKeepsDatesIncreasing(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func updateChangesEveryMatchAndKeepsDatesIncreasing() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let future = Date(millisecondsSince1970: Date().millisecondsSince1970 + 60_000)
         let a = item(account: "a", service: "svc", extra: [.modificationDate: .date(future)])
@@ -278,9 +262,8 @@ struct ItemStoreConformanceTests {
             with: changes) == 0)
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func updateCausingDuplicateChangesNothing(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func updateCausingDuplicateChangesNothing() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let a = item(account: "a", service: "svc", label: "la")
         let b = item(account: "b", service: "svc", label: "lb")
@@ -306,9 +289,8 @@ struct ItemStoreConformanceTests {
         #expect(page.items.map { $0[.modificationDate] } == [a[.modificationDate], b[.modificationDate]])
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func updateMovingGroupKeepsSecretReadable(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func updateMovingGroupKeepsSecretReadable() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         let a = item(account: "a", secret: "kept")
         try store.add([a])
@@ -320,9 +302,8 @@ struct ItemStoreConformanceTests {
         #expect(page.items.first?.secret?.utf8String() == "kept")
     }
 
-    @Test(arguments: StoreKind.allCases)
-    func deleteAndCount(kind: StoreKind) throws {
-        let (store, keep) = try kind.make()
+    package func deleteAndCount() throws {
+        let (store, keep) = try make()
         defer { withExtendedLifetime(keep) {} }
         try store.add([
             item(account: "a", service: "svc"), item(account: "b", service: "svc"), item(account: "c"),
@@ -341,4 +322,23 @@ struct ItemStoreConformanceTests {
         // A deleted key can be added again.
         try store.add([item(account: "a", service: "svc")])
     }
+}
+
+/// A test item: creation and modification dates now (to the millisecond), in `group`.
+private func item(
+    _ itemClass: ItemClass = .genericPassword, account: String? = nil, service: String? = nil,
+    group: String = "g1", label: String? = nil, secret: String? = "secret",
+    extra: [Attribute: AttributeValue] = [:]
+) -> Item {
+    var attributes: [Attribute: AttributeValue] = [.accessGroup: .string(group)]
+    if let account { attributes[.account] = .string(account) }
+    if let service { attributes[.service] = .string(service) }
+    if let label { attributes[.label] = .string(label) }
+    let now = Date().truncatedToMilliseconds
+    attributes[.creationDate] = .date(now)
+    attributes[.modificationDate] = .date(now)
+    for (key, value) in extra { attributes[key] = value }
+    return Item(
+        itemClass: itemClass, persistentRef: .random(), attributes: attributes,
+        secret: secret.map { SecretBytes(utf8: $0) })
 }
