@@ -4,18 +4,19 @@ import Testing
 /// Server-side refresh when exchanges meet each other or an admin's change: the background
 /// refresher's exchanges for several services overlap (bounded by `refresh.concurrency`), and an
 /// exchange whose setting or tokens were replaced or removed while the provider was answering
-/// stores nothing. The real binary against Authlib's token endpoint (`OAuthServer`), told to
-/// answer slowly so that the overlap and the change happen while a call is open.
+/// stores nothing. The real app on loopback (in process: `InProcessKeychaind`) against Authlib's
+/// token endpoint (`OAuthServer`), told to answer slowly so that the overlap and the change happen
+/// while a call is open.
 @Suite(.serialized)
 final class TokenRefreshRaceTests {
     let provider: OAuthServer
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
 
     init() throws {
         provider = try OAuthServer()
-        server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
-        admin = try server.adminToken()
+        server = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        admin = server.adminToken()
     }
 
     deinit {
@@ -26,7 +27,7 @@ final class TokenRefreshRaceTests {
     var http: HTTPTestClient { server.client() }
 
     @Test func dueServicesAreExchangedInOverlappingTimeAtMostConcurrencyAtOnce() throws {
-        let background = try KeychaindProcess(
+        let background = try InProcessKeychaind(
             environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "1", "KEYCHAIND_REFRESH_CONCURRENCY": "2"])
         defer { background.stop() }
         // Four services whose tokens all become due at one moment, a few seconds from now (time

@@ -4,8 +4,8 @@ import Testing
 
 /// Server-side refresh (docs/api.md, "Keeping tokens fresh") end to end: the real app on loopback
 /// (served in process, `InProcessKeychaind`) calling Authlib's token endpoint (`OAuthServer`), both
-/// started and stopped by each test. The binary where the process is what is checked: its log
-/// (the background refresher's line, no secret in it) and kill -9 during an exchange.
+/// started and stopped by each test. The binary where the process is what is checked: no secret
+/// in what it writes to stderr, and kill -9 during an exchange.
 @Suite(.serialized)
 final class TokenRefreshTests {
     let provider: OAuthServer
@@ -117,7 +117,7 @@ final class TokenRefreshTests {
     }
 
     @Test func clientCredentialsTokensRefreshInTheBackgroundBeforeExpiry() throws {
-        let background = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "1"])
+        let background = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "1"])
         defer { background.stop() }
         // Tokens live 63 s and are renewed 60 s ahead: due 3 s after each exchange.
         try provider.control(expiresIn: 63)
