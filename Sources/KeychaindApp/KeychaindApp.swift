@@ -131,7 +131,7 @@ public final class KeychaindApp: Sendable {
             metadata: [
                 "database": "\(directory.databasePath)", "masterKey": "\(directory.masterKeyPath)",
                 "adminToken": "\(directory.adminTokenPath)",
-            ])
+            ], source: Wiring.logSource)
         return vault
     }
 
@@ -148,12 +148,14 @@ public final class KeychaindApp: Sendable {
         }
         let settings = Wiring.postgresql(configuration)
         if !locked, try directory.initializePostgreSQL(settings, logger: logger) {
-            logger.notice("initialised the PostgreSQL database; the first admin token is in \(directory.adminTokenPath)")
+            logger.notice(
+                "initialised the PostgreSQL database; the first admin token is in \(directory.adminTokenPath)",
+                source: Wiring.logSource)
         }
         let vault = try directory.openPostgreSQL(
             settings, release: KeychaindVersion.current, logger: logger, locked: locked,
             quota: Wiring.groupQuota(configuration))
-        logger.info("PostgreSQL vault ready", metadata: ["masterKey": "\(directory.masterKeyPath)"])
+        logger.info("PostgreSQL vault ready", metadata: ["masterKey": "\(directory.masterKeyPath)"], source: Wiring.logSource)
         return vault
     }
 }

@@ -20,7 +20,7 @@ public struct Observe: Sendable {
     /// `audit.failClosed`; otherwise it is reported and tried again on every request.
     public static func make(_ configuration: ServerConfiguration, vault: any ServedVault, logger: Logger) throws -> Observe {
         guard configuration.auditEnabled else {
-            logger.warning("audit log disabled (audit.enabled = false)")
+            logger.warning("audit log disabled (audit.enabled = false)", source: Wiring.logSource)
             return Observe(auditLog: nil, auditor: nil)
         }
         let keyring = vault.keyring
@@ -31,14 +31,16 @@ public struct Observe: Sendable {
             if configuration.auditFailClosed {
                 throw ConfigurationError("audit.file: \(error) (audit.failClosed is true)")
             }
-            logger.error("audit log cannot be opened; requests are served and not audited", metadata: ["error": "\(error)"])
+            logger.error(
+                "audit log cannot be opened; requests are served and not audited", metadata: ["error": "\(error)"],
+                source: Wiring.logSource)
         }
         logger.info(
             "audit log",
             metadata: [
                 "path": "\(file.path)", "failClosed": "\(configuration.auditFailClosed)",
                 "fsync": "\(configuration.auditFsync)",
-            ])
+            ], source: Wiring.logSource)
         let auditLog = AuditLog(file: file, failClosed: configuration.auditFailClosed, logger: logger)
         let auditor = Auditor(sink: auditLog, mac: { keyring.derivedMAC(label: auditKeyLabel, $0, into: $1) })
         return Observe(auditLog: auditLog, auditor: auditor)

@@ -10,6 +10,10 @@ public import MicroHTTPDServer
 
 /// Connects the libraries: the vault's stores to the HTTP routes, the configuration to the server.
 public enum Wiring {
+    /// The source the wiring's log lines name: the executable's module, where they were written
+    /// before the wiring moved into this library (the start log stays as it was).
+    public static let logSource = "keychaind"
+
     public static func application(
         vault: any ServedVault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
@@ -100,7 +104,7 @@ public enum Wiring {
                 case .discarded: .notice
                 case .failed, .needsReauth: .warning
                 }
-            logger.log(level: level, "token refresh", metadata: metadata)
+            logger.log(level: level, "token refresh", metadata: metadata, source: logSource)
             auditor?.recordRefresh(key, outcome: outcome, state: state?.condition)
         })
     }

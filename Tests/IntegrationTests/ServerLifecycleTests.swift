@@ -29,6 +29,9 @@ struct ServerLifecycleTests {
         #expect(key.count == 32)
         #expect(try server.adminToken().hasPrefix("kc_"))
         #expect(server.log.contains(server.dataDir.appendingPathComponent("admin.token").path))
+        // The wiring's lines name the executable as their source, as before it moved into KeychaindApp.
+        #expect(server.log.contains("[keychaind] data directory ready"), "\(server.log)")
+        #expect(server.log.contains("[keychaind] audit log"), "\(server.log)")
 
         // At `info` the log has events only: requests are in the audit log.
         #expect(server.stop() == 0)
