@@ -10,28 +10,65 @@ import Testing
 package struct ItemStoreConformance: Sendable {
     package typealias Factory = @Sendable () throws -> (store: any ItemStore, keepAlive: AnyObject?)
 
-    private let make: Factory
+    let make: Factory
 
     package init(_ make: @escaping Factory) { self.make = make }
 
     /// Every check, each on a store of its own.
     package func run() throws {
-        try addThenFindInCreationOrder()
-        try aFindReadsOnlyTheContentsItNames()
-        try everyAttributeOfEachClassRoundTrips()
-        try equalityValuesBindToTheirOwnAttributes()
-        try limitAndCursorPage()
-        try filtersOnAttributesGroupsAndPersistentRef()
-        try caseInsensitiveMatching()
-        try absentPrimaryKeyAttributesCollideAsDefaults()
-        try batchAddIsAllOrNothing()
-        try updateChangesEveryMatchAndKeepsDatesIncreasing()
-        try updateCausingDuplicateChangesNothing()
-        try updateMovingGroupKeepsSecretReadable()
-        try deleteAndCount()
+        for check in Check.allCases { try run(check) }
     }
 
-    private let all = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"])
+    /// The checks by name, for a test that runs each as a case of its own (in parallel, and
+    /// reported by name).
+    package enum Check: String, CaseIterable, Sendable {
+        case addThenFindInCreationOrder
+        case aFindReadsOnlyTheContentsItNames
+        case everyAttributeOfEachClassRoundTrips
+        case equalityValuesBindToTheirOwnAttributes
+        case limitAndCursorPage
+        case filtersOnAttributesGroupsAndPersistentRef
+        case caseInsensitiveMatching
+        case absentPrimaryKeyAttributesCollideAsDefaults
+        case batchAddIsAllOrNothing
+        case updateChangesEveryMatchAndKeepsDatesIncreasing
+        case updateCausingDuplicateChangesNothing
+        case updateMovingGroupKeepsSecretReadable
+        case deleteAndCount
+        case deletesAndAddsCommitTogether
+        case anErrorThrownByTheBodyUndoesEverything
+        case aClashWithAnItemThatStaysUndoesEverything
+        case duplicatesAmongTheTransactionsOwnWritesUndoEverything
+        case aFailedOperationDoomsTheTransactionEvenWhenCaught
+        case readsInsideSeeTheWritesBeforeThem
+    }
+
+    /// One check, on a store of its own.
+    package func run(_ check: Check) throws {
+        switch check {
+        case .addThenFindInCreationOrder: try addThenFindInCreationOrder()
+        case .aFindReadsOnlyTheContentsItNames: try aFindReadsOnlyTheContentsItNames()
+        case .everyAttributeOfEachClassRoundTrips: try everyAttributeOfEachClassRoundTrips()
+        case .equalityValuesBindToTheirOwnAttributes: try equalityValuesBindToTheirOwnAttributes()
+        case .limitAndCursorPage: try limitAndCursorPage()
+        case .filtersOnAttributesGroupsAndPersistentRef: try filtersOnAttributesGroupsAndPersistentRef()
+        case .caseInsensitiveMatching: try caseInsensitiveMatching()
+        case .absentPrimaryKeyAttributesCollideAsDefaults: try absentPrimaryKeyAttributesCollideAsDefaults()
+        case .batchAddIsAllOrNothing: try batchAddIsAllOrNothing()
+        case .updateChangesEveryMatchAndKeepsDatesIncreasing: try updateChangesEveryMatchAndKeepsDatesIncreasing()
+        case .updateCausingDuplicateChangesNothing: try updateCausingDuplicateChangesNothing()
+        case .updateMovingGroupKeepsSecretReadable: try updateMovingGroupKeepsSecretReadable()
+        case .deleteAndCount: try deleteAndCount()
+        case .deletesAndAddsCommitTogether: try deletesAndAddsCommitTogether()
+        case .anErrorThrownByTheBodyUndoesEverything: try anErrorThrownByTheBodyUndoesEverything()
+        case .aClashWithAnItemThatStaysUndoesEverything: try aClashWithAnItemThatStaysUndoesEverything()
+        case .duplicatesAmongTheTransactionsOwnWritesUndoEverything: try duplicatesAmongTheTransactionsOwnWritesUndoEverything()
+        case .aFailedOperationDoomsTheTransactionEvenWhenCaught: try aFailedOperationDoomsTheTransactionEvenWhenCaught()
+        case .readsInsideSeeTheWritesBeforeThem: try readsInsideSeeTheWritesBeforeThem()
+        }
+    }
+
+    let all = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1", "g2"])
 
     package func addThenFindInCreationOrder() throws {
         let (store, keep) = try make()
@@ -325,7 +362,7 @@ package struct ItemStoreConformance: Sendable {
 }
 
 /// A test item: creation and modification dates now (to the millisecond), in `group`.
-private func item(
+func item(
     _ itemClass: ItemClass = .genericPassword, account: String? = nil, service: String? = nil,
     group: String = "g1", label: String? = nil, secret: String? = "secret",
     extra: [Attribute: AttributeValue] = [:]

@@ -5,7 +5,8 @@ import Testing
 @testable import KeychainStore
 
 /// The storage protocols' conformance suites (`KeychainTestSupport`), each run against every
-/// backend that has the protocol: one test per protocol and backend. A new backend is a factory
+/// backend that has the protocol: one test per protocol and backend (`ItemStore`'s with a case per
+/// check, so that its many checks run in parallel and report by name). A new backend is a factory
 /// here and these calls.
 
 /// The stores every `ItemStore` test runs against: the reference, the SQLite ones, and
@@ -41,8 +42,9 @@ enum StoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 @Suite("Conformance: in memory")
 struct InMemoryConformanceTests {
-    @Test func itemStore() throws {
-        try ItemStoreConformance { try StoreKind.inMemory.make() }.run()
+    @Test(arguments: ItemStoreConformance.Check.allCases)
+    func itemStore(check: ItemStoreConformance.Check) throws {
+        try ItemStoreConformance { try StoreKind.inMemory.make() }.run(check)
     }
 
     @Test func clientStore() throws {
@@ -53,9 +55,9 @@ struct InMemoryConformanceTests {
 @Suite("Conformance: SQLite")
 struct SQLiteConformanceTests {
     /// `SQLiteItemStore` over a database in memory, and the store of a vault on file.
-    @Test(arguments: [StoreKind.sqliteMemory, .sqliteFile])
-    func itemStore(kind: StoreKind) throws {
-        try ItemStoreConformance { try kind.make() }.run()
+    @Test(arguments: [StoreKind.sqliteMemory, .sqliteFile], ItemStoreConformance.Check.allCases)
+    func itemStore(kind: StoreKind, check: ItemStoreConformance.Check) throws {
+        try ItemStoreConformance { try kind.make() }.run(check)
     }
 
     /// The vault's own store (its first admin in it), as the server uses it.
@@ -96,8 +98,9 @@ struct SQLiteConformanceTests {
 
 @Suite("Conformance: PostgreSQL")
 struct PostgreSQLConformanceTests {
-    @Test func itemStore() throws {
-        try ItemStoreConformance { try StoreKind.postgresql.make() }.run()
+    @Test(arguments: ItemStoreConformance.Check.allCases)
+    func itemStore(check: ItemStoreConformance.Check) throws {
+        try ItemStoreConformance { try StoreKind.postgresql.make() }.run(check)
     }
 
     @Test func clientStore() throws {
