@@ -73,10 +73,10 @@ final class HostileTokenEndpointTests {
     /// Every other `expires_in` that is not 1 s to ten years, as a number or a string, is a
     /// failed exchange that stores nothing.
     @Test func everyOtherOddExpiresInIsAFailedExchange() throws {
-        let server = try KeychaindProcess(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        let server = try InProcessKeychaind(environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
         defer { server.stop() }
         _ = try provider.register("odd.example.com", on: server)
-        let admin = try server.adminToken()
+        let admin = server.adminToken()
         let odd: [Any] = ["315576000000", "9223372036854775807", "99999999999999999999", 0, -5, 1e300, "soon", 3600.5]
         for expiresIn in odd {
             try provider.answer(status: 200, body: Self.grant(expiresIn: expiresIn))

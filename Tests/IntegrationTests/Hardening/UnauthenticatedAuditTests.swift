@@ -7,13 +7,13 @@ import Testing
 /// connection used to add ~450 KB in a twentieth of a second.
 @Suite(.serialized)
 final class UnauthenticatedAuditTests {
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
     let requests = 3000
 
     init() throws {
-        server = try KeychaindProcess()
-        admin = try server.adminToken()
+        server = try InProcessKeychaind()
+        admin = server.adminToken()
     }
 
     deinit { server.stop() }
