@@ -362,7 +362,7 @@ package struct ItemStoreConformance: Sendable {
 }
 
 /// A test item: creation and modification dates now (to the millisecond), in `group`.
-func item(
+public func item(
     _ itemClass: ItemClass = .genericPassword, account: String? = nil, service: String? = nil,
     group: String = "g1", label: String? = nil, secret: String? = "secret",
     extra: [Attribute: AttributeValue] = [:]

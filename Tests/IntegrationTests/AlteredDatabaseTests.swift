@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// The database is not trusted (docs/security.md, "write access to the database"): numbers and

@@ -4,6 +4,7 @@ import KeychainAPI
 import NIOCore
 import NIOPosix
 import Testing
+import KeychaindTesting
 
 /// A private CA made with the openssl CLI, and a server certificate it signed.
 struct TestCA {

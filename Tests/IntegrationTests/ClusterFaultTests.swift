@@ -1,5 +1,6 @@
 import Foundation
 import KeychainTestSupport
+import KeychaindTesting
 import Testing
 
 /// Issue 31, faults of a cluster on PostgreSQL: a node killed with `kill -9` under write load,

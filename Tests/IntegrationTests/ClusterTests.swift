@@ -1,5 +1,6 @@
 import Foundation
 import KeychainTestSupport
+import KeychaindTesting
 import Testing
 
 /// Issue 31: several active nodes on one PostgreSQL database (docs/api.md, "Several nodes:

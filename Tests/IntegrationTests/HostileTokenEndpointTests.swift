@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// A token endpoint that answers what it likes (`OAuthServer.answer`), against the real binary on

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// HTTPS through libmicrohttpd checked with curl, and the start-up refusal of a TLS key others can

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 29, core dumps: `serve` clears its "dumpable" attribute, so no core file holds its keys

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// A provider that answers slowly or not at all stops nobody but the callers of its own service:

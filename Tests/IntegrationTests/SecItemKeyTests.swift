@@ -1,5 +1,6 @@
 import Foundation
 import KeychainClient
+import KeychaindTesting
 import Testing
 
 /// SecKey items, delete-all and the constants Apple code passes, through the SecItem functions

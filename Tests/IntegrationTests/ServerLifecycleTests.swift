@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// The walking skeleton against the real binary: start-up, refusals, routing shapes, limits and

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Server-side refresh when exchanges meet each other or an admin's change: the background

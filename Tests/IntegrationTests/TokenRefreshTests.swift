@@ -1,5 +1,6 @@
 import Foundation
 import KeychainClient
+import KeychaindTesting
 import Testing
 
 /// Server-side refresh (docs/api.md, "Keeping tokens fresh") end to end: the real app on loopback

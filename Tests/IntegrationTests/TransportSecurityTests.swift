@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 29, item 6 and the Docker weakness: HTTPS offers TLS 1.2 and 1.3 with forward-secret

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainAPI
 import KeychainTestSupport
+import KeychaindTesting
 import Testing
 
 /// Upgrades an operator can trust (issue 41, item 6), against the real binary: a database a later

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Synchronization
 import Testing
 

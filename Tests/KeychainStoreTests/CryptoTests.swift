@@ -1,4 +1,5 @@
 import Foundation
+import KeychainTestSupport
 import Synchronization
 import KeychainCore
 import Testing

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import KeychainTestSupport
 import KeychainCore
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore

@@ -1,4 +1,5 @@
 import KeychainCore
+import KeychainTestSupport
 import Testing
 @testable import KeychainStore
 

@@ -70,24 +70,6 @@ final class VaultFixture: @unchecked Sendable {
     deinit { vault.close() }
 }
 
-func item(
-    _ itemClass: ItemClass = .genericPassword, account: String? = nil, service: String? = nil,
-    group: String = "g1", label: String? = nil, secret: String? = "secret",
-    extra: [Attribute: AttributeValue] = [:]
-) -> Item {
-    var attributes: [Attribute: AttributeValue] = [.accessGroup: .string(group)]
-    if let account { attributes[.account] = .string(account) }
-    if let service { attributes[.service] = .string(service) }
-    if let label { attributes[.label] = .string(label) }
-    let now = Date().truncatedToMilliseconds
-    attributes[.creationDate] = .date(now)
-    attributes[.modificationDate] = .date(now)
-    for (key, value) in extra { attributes[key] = value }
-    return Item(
-        itemClass: itemClass, persistentRef: .random(), attributes: attributes,
-        secret: secret.map { SecretBytes(utf8: $0) })
-}
-
 func bytes(hex: String) -> [UInt8] {
     var result: [UInt8] = []
     var index = hex.startIndex

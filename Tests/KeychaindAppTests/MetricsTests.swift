@@ -17,7 +17,7 @@ struct MetricsTests {
                     [s.name, s.labels, None if math.isnan(s.value) else s.value] for s in family.samples]}
             print(json.dumps(out))
             """
-        let result = try python(script, stdin: Data(text.utf8))
+        let result = try Command.run(["python3", "-c", script], stdin: Data(text.utf8))
         guard result.status == 0 else {
             Issue.record("the Prometheus parser refused /metrics (is prometheus-client installed? scripts/bootstrap installs it):\n\(result.stderr)")
             return [:]
@@ -117,30 +117,5 @@ struct MetricsTests {
         let response = try http.send("GET", "/metrics", token: token)
         #expect(response.status == 403)
         #expect(response.json["error"] as? String == "errSecMissingEntitlement")
-    }
-
-    /// Runs `python3 -c script` with `stdin`, both pipes read to their end.
-    static func python(_ script: String, stdin: Data) throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let (input, out, err) = (Pipe(), Pipe(), Pipe())
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        input.fileHandleForWriting.write(stdin)
-        try input.fileHandleForWriting.close()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 9, faults: `kill -9` during concurrent writes, and a full disk.

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 9, hostile HTTP: ambiguous framing, oversized request lines, headers and query strings,

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// Issue 29, item 1: names that decide access compare byte for byte. `café` precomposed (NFC,

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// What requests without a token may write to the audit log: health probes nothing, unknown

@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// A real `keychaind` binary run by a test: its own temporary data directory, an ephemeral

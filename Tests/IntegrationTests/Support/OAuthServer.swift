@@ -1,4 +1,5 @@
 import Foundation
+import KeychaindTesting
 import Testing
 
 /// The Authlib token endpoint of `oauth_server.py` (a real OAuth 2.0 authorization server),

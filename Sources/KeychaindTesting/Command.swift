@@ -1,14 +1,14 @@
-import Foundation
+public import Foundation
 
 /// Runs a command found on PATH (openssl, curl, python3) and collects its output.
-struct Command {
-    struct Result {
-        let status: Int32
-        let stdout: String
-        let stderr: String
+public struct Command {
+    public struct Result: Sendable {
+        public let status: Int32
+        public let stdout: String
+        public let stderr: String
     }
 
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
+    public static func run(_ arguments: [String], stdin: Data? = nil) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
