@@ -21,6 +21,8 @@ struct CMicroHTTPD_settings {
     size_t connection_memory_limit;
     unsigned int connection_timeout;     /* seconds of idle time before a connection is closed */
     unsigned int per_ip_connection_limit;/* 0: unlimited */
+    MHD_AcceptPolicyCallback accept_policy;  /* NULL: accept every connection */
+    void *accept_policy_cls;
     MHD_AccessHandlerCallback handler;
     void *handler_cls;
     MHD_RequestCompletedCallback completed;
@@ -93,7 +95,7 @@ static inline struct MHD_Daemon *CMicroHTTPD_start_daemon(const struct CMicroHTT
             options[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)s->https_priorities };
     }
     options[n++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
-    return MHD_start_daemon(s->flags, 0, NULL, NULL, s->handler, s->handler_cls,
+    return MHD_start_daemon(s->flags, 0, s->accept_policy, s->accept_policy_cls, s->handler, s->handler_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -27,6 +27,10 @@ public final class MicroHTTPDServer: Sendable {
     private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
+    /// False once `stop` begins: a connection accepted after is closed at once. (Not
+    /// `MHD_quiesce_daemon`: in libmicrohttpd 0.9.75, with a worker pool on epoll, it races the
+    /// workers removing the listening socket from their epoll sets and may abort the process.)
+    let accepting = Atomic<Bool>(true)
     let headerDeadline: HeaderDeadline
     /// Whether a request would keep its worker waiting (keychaind: a write, which waits for a
     /// storage commit), so that it is better answered on an `offload` thread. Unless it is the
@@ -71,7 +75,7 @@ public final class MicroHTTPDServer: Sendable {
             defer { handle = nil }
             return handle
         }) else { return }
-        handle.quiesce()
+        accepting.store(false, ordering: .releasing)
         let deadline = Date().addingTimeInterval(Double(settings.shutdownGraceSeconds))
         while inFlight.load(ordering: .acquiring) > 0, Date() < deadline {
             usleep(10_000)
@@ -130,7 +134,7 @@ public final class MicroHTTPDServer: Sendable {
 
 /// Owns the `MHD_Daemon` and the retained reference to the server its callbacks use.
 final class DaemonHandle: @unchecked Sendable {
-    // @unchecked: the pointer is only used by start/quiesce/stop, which MicroHTTPDServer
+    // @unchecked: the pointer is only used by start/stop, which MicroHTTPDServer
     // serialises behind its Mutex, and by libmicrohttpd itself.
     let pointer: OpaquePointer
     private let context: Unmanaged<MicroHTTPDServer>
@@ -168,6 +172,7 @@ final class DaemonHandle: @unchecked Sendable {
                 connection_memory_limit: settings.connectionMemoryBytes,
                 connection_timeout: UInt32(settings.idleTimeoutSeconds),
                 per_ip_connection_limit: UInt32(clamping: max(0, settings.maxConnectionsPerAddress)),
+                accept_policy: acceptPolicy, accept_policy_cls: context.toOpaque(),
                 handler: accessHandler, handler_cls: context.toOpaque(),
                 completed: requestCompleted, completed_cls: context.toOpaque(),
                 connection_notify: connectionNotified, connection_notify_cls: context.toOpaque(),
@@ -184,8 +189,6 @@ final class DaemonHandle: @unchecked Sendable {
         }
         return DaemonHandle(pointer: pointer, context: context)
     }
-
-    func quiesce() { _ = MHD_quiesce_daemon(pointer) }
 
     func stop() {
         guard !stopped else { return }
@@ -323,6 +326,12 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, connecti
 
 /// Starts and ends `HeaderDeadline`'s watch of a connection; the watched connection is the
 /// connection's socket context, retained until the close.
+private let acceptPolicy: MHD_AcceptPolicyCallback = { context, _, _ in
+    guard let context else { return .NO }
+    let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()
+    return server.accepting.load(ordering: .acquiring) ? .YES : .NO
+}
+
 private let connectionNotified: MHD_NotifyConnectionCallback = { context, connection, socketContext, code in
     guard let context, let connection, let socketContext else { return }
     let server = Unmanaged<MicroHTTPDServer>.fromOpaque(context).takeUnretainedValue()

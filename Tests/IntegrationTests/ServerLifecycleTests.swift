@@ -171,6 +171,10 @@ struct ServerLifecycleTests {
         server.signal(SIGTERM)
         #expect(server.logShows("shutting down"))
         #expect(server.process.isRunning, "the server must wait for the in-flight request")
+        // Accepting has stopped: a connection made now is closed at once, unanswered.
+        let late = try TestConnection(port: server.port, timeoutSeconds: 3)
+        #expect(late.isClosedByPeer())
+        #expect(server.process.isRunning)
         // Answered after the server began to shut down: it waited for the request.
         try connection.write(body)
         let response = try connection.readResponse()

@@ -108,6 +108,12 @@ final class KeychaindProcess: @unchecked Sendable {
             signal(SIGKILL)
             _ = waitForExit()
         }
+        let killed = process.terminationReason == .uncaughtSignal && status == SIGKILL
+        if status != 0, !killed {
+            // A crash is rare and seen only in CI: its log is what tells why.
+            let reason = process.terminationReason == .uncaughtSignal ? "signal" : "status"
+            print("keychaind (pid \(process.processIdentifier)) stopped with \(reason) \(status.map(String.init) ?? "none"); its log ends:\n\(log.suffix(4000))")
+        }
         return status
     }
 
