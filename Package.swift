@@ -3,13 +3,14 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  KeychaindApp  ←  keychaind
+///   KeychainStore (the vault)  ←  KeychainSQLite, KeychainPostgreSQL (its backends)  ←  KeychaindApp
 ///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  KeychaindApp
 /// KeychaindApp is the wiring (the app `serve` runs); keychaind keeps the command line, process
 /// hardening, signals and the data directory's lock.
 /// KeychainConcurrency (pthread locks and per-thread state for the request path) stands beside
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
-/// C is reached only through the system-library modules, and only from KeychainStore (CSQLite,
-/// COpenSSL, CLibPQ), MicroHTTPDServer, KeychainRefresh (CCurl), keychaind (CProcessHardening) and
+/// C is reached only through the system-library modules, and only from KeychainStore (COpenSSL),
+/// KeychainSQLite (CSQLite), KeychainPostgreSQL (CLibPQ), MicroHTTPDServer, KeychainRefresh (CCurl), keychaind (CProcessHardening) and
 /// KeychainClient (COpenSSL for SecKey), with `internal import` (docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
 /// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
@@ -64,16 +65,35 @@ let package = Package(
         // MARK: Swift layers
         .target(name: "KeychainCore", swiftSettings: swiftSettings),
         .target(name: "KeychainConcurrency", swiftSettings: swiftSettings),
+        // The vault, whatever its storage: sealing, the keyring, re-encryption, the data
+        // directory, and one `Vault` over a `VaultBackend`. No database's C module.
         .target(
             name: "KeychainStore",
             dependencies: [
-                "KeychainCore", "KeychainConcurrency", "CSQLite", "COpenSSL", "CLibPQ",
+                "KeychainCore", "KeychainConcurrency", "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings + faultInjection),
+        // The storage backends, each over its own C module only.
+        .target(
+            name: "KeychainSQLite",
+            dependencies: [
+                "KeychainStore", "KeychainCore", "KeychainConcurrency", "CSQLite",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings + faultInjection),
+        .target(
+            name: "KeychainPostgreSQL",
+            dependencies: [
+                "KeychainStore", "KeychainCore", "KeychainConcurrency", "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings + faultInjection),
         .executableTarget(
             name: "StorageBench",
-            dependencies: ["KeychainStore", "KeychainCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "KeychainStore", "KeychainSQLite", "KeychainCore", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings),
         .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
         // Server-side token refresh: the token endpoint client (libcurl) and the refresher
@@ -111,15 +131,16 @@ let package = Package(
         .target(
             name: "KeychaindApp",
             dependencies: [
-                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainHTTP", "KeychainObservability",
-                "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh",
+                "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL", "KeychainHTTP",
+                "KeychainObservability", "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(
             name: "keychaind",
             dependencies: [
-                "KeychaindApp", "KeychainAPI", "KeychainStore", "KeychainObservability", "KeychainConfig",
+                "KeychaindApp", "KeychainAPI", "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL",
+                "KeychainObservability", "KeychainConfig",
                 "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -169,7 +190,8 @@ let package = Package(
         .testTarget(
             name: "KeychainStoreTests",
             dependencies: [
-                "KeychainStore", "KeychainCore", "KeychainConcurrency", "KeychainTestSupport", "CSQLite",
+                "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL", "KeychainCore", "KeychainConcurrency",
+                "KeychainTestSupport", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

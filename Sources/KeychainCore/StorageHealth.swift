@@ -1,5 +1,5 @@
 /// Which storage a vault is on, and whether it answered its last check: the storage part of
-/// health (`ServedVault.storage`, `HealthAnswer`).
+/// health (`Vault.storage`, `HealthAnswer`).
 public struct StorageHealth: Sendable, Equatable {
     public enum Backend: String, Sendable {
         case sqlite

@@ -1,5 +1,5 @@
 import KeychainConcurrency
-import KeychainCore
+package import KeychainCore
 import Synchronization
 
 /// Clients already looked up by token hash, so that authenticating a request costs a dictionary
@@ -12,7 +12,7 @@ import Synchronization
 /// revoked token fails from the next request on, on every thread. Only tokens that exist are
 /// cached, so unknown tokens cannot grow it; it is bounded anyway. The key is a SHA-256 of a
 /// 256-bit random token: a timing difference in the dictionary reveals nothing about a token.
-final class ClientCache: Sendable {
+package final class ClientCache: Sendable {
     private struct Entries {
         var clients: [TokenHash: Client] = [:]
         var generation: UInt64 = 0
@@ -31,20 +31,22 @@ final class ClientCache: Sendable {
     private let caches = PerThread { PThreadLocked(Entries()) }
     /// Changes to the clients so far.
     private let changes = Atomic<UInt64>(0)
-    static let limit = 10_000
+    package static let limit = 10_000
+
+    package init() {}
 
     /// Makes every cached lookup stale.
-    func invalidate() { changes.add(1, ordering: .sequentiallyConsistent) }
+    package func invalidate() { changes.add(1, ordering: .sequentiallyConsistent) }
 
     /// Runs a change to the clients, then makes every cached lookup stale.
-    func changing<T>(_ body: () throws -> T) rethrows -> T {
+    package func changing<T>(_ body: () throws -> T) rethrows -> T {
         defer { invalidate() }
         return try body()
     }
 
     /// The cached client of `tokenHash`, else what `lookUp` finds (cached when it is a client and
     /// no change came meanwhile).
-    func client(forTokenHash tokenHash: [UInt8], lookUp: ([UInt8]) throws -> Client?) throws -> Client? {
+    package func client(forTokenHash tokenHash: [UInt8], lookUp: ([UInt8]) throws -> Client?) throws -> Client? {
         let key = TokenHash(bytes: tokenHash)
         let generation = changes.load(ordering: .sequentiallyConsistent)
         let cache = caches.current

@@ -2,8 +2,8 @@
 import Glibc
 #endif
 import Foundation
-import KeychainCore
-import Logging
+package import KeychainCore
+package import Logging
 
 /// The master key file's life beside the database: reading the one that opens the keyring
 /// (completing an interrupted rekey), and replacing it crash-safely, on either backend.
@@ -54,7 +54,7 @@ extension DataDirectory {
     /// a rekey that was interrupted after the keyring was re-wrapped (it is renamed over
     /// master.key). A `master.key.new` that opens nothing (a rekey interrupted before the
     /// re-wrap) is removed. When neither matches, `candidate` is returned and unlocking it fails.
-    func resolveMasterKey(_ candidate: SecretBytes, storage: any KeyringStorage, logger: Logger) throws -> SecretBytes {
+    package func resolveMasterKey(_ candidate: SecretBytes, storage: any KeyringStorage, logger: Logger) throws -> SecretBytes {
         guard let stored = try storage.load().checkValue else { return candidate }
         let pendingExists = FileManager.default.fileExists(atPath: pendingMasterKeyPath)
         if constantTimeEqual(stored, Keyring.checkValue(candidate)) {
@@ -76,7 +76,7 @@ extension DataDirectory {
 
     /// The key files a keyring opened from here reads again to start a term: `master.key`, and
     /// `master.key.new` when present (a rekey between re-wrapping and renaming).
-    var masterKeySource: MasterKeySource {
+    package var masterKeySource: MasterKeySource {
         let (current, pending) = (masterKeyPath, pendingMasterKeyPath)
         return MasterKeySource {
             var keys = [try MasterKeyFile.read(from: current)]
@@ -90,7 +90,7 @@ extension DataDirectory {
 
 extension DataDirectory {
     /// This directory's master key, resolved against the stored keyring (`resolveMasterKey`).
-    func masterKeyOpening(_ storage: any KeyringStorage, logger: Logger) throws -> SecretBytes {
+    package func masterKeyOpening(_ storage: any KeyringStorage, logger: Logger) throws -> SecretBytes {
         do {
             return try resolveMasterKey(MasterKeyFile.read(from: masterKeyPath), storage: storage, logger: logger)
         } catch let error as DataDirectoryError {

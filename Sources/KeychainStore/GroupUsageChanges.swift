@@ -1,34 +1,34 @@
-import KeychainCore
+package import KeychainCore
 
 /// What one access group holds, as `group_usage` keeps it and `GroupQuota` bounds it; as a
 /// change, any part may be negative.
-struct GroupUsage: Equatable {
-    var items: Int64 = 0
+package struct GroupUsage: Equatable {
+    package var items: Int64 = 0
     /// The secrets' plaintext bytes.
-    var secretBytes: Int64 = 0
+    package var secretBytes: Int64 = 0
     /// `AttributeValue.storedBytes` of every attribute value.
-    var attributeBytes: Int64 = 0
+    package var attributeBytes: Int64 = 0
 
-    static let zero = GroupUsage()
+    package static let zero = GroupUsage()
 
     /// What one stored item counts for, its secret `secretBytes` long.
-    init(item attributes: [Attribute: AttributeValue], secretBytes: Int64) {
+    package init(item attributes: [Attribute: AttributeValue], secretBytes: Int64) {
         self.init(items: 1, secretBytes: secretBytes, attributeBytes: Int64(AttributeValue.storedBytes(of: attributes)))
     }
 
-    init(items: Int64 = 0, secretBytes: Int64 = 0, attributeBytes: Int64 = 0) {
+    package init(items: Int64 = 0, secretBytes: Int64 = 0, attributeBytes: Int64 = 0) {
         self.items = items
         self.secretBytes = secretBytes
         self.attributeBytes = attributeBytes
     }
 
-    static func + (lhs: GroupUsage, rhs: GroupUsage) -> GroupUsage {
+    package static func + (lhs: GroupUsage, rhs: GroupUsage) -> GroupUsage {
         GroupUsage(
             items: lhs.items + rhs.items, secretBytes: lhs.secretBytes + rhs.secretBytes,
             attributeBytes: lhs.attributeBytes + rhs.attributeBytes)
     }
 
-    static prefix func - (usage: GroupUsage) -> GroupUsage {
+    package static prefix func - (usage: GroupUsage) -> GroupUsage {
         GroupUsage(items: -usage.items, secretBytes: -usage.secretBytes, attributeBytes: -usage.attributeBytes)
     }
 }
@@ -37,7 +37,7 @@ struct GroupUsage: Equatable {
 /// and checked against the quota just before it commits. The check and the write it admits
 /// cannot interleave with another: SQLite's writer runs one transaction at a time
 /// (`BEGIN IMMEDIATE`); on PostgreSQL the group's row stays locked by the update until commit.
-struct GroupUsageChanges {
+package struct GroupUsageChanges {
     /// A group compared by its bytes, as SQLite compares it.
     private struct Group: Hashable {
         let name: String
@@ -51,30 +51,32 @@ struct GroupUsageChanges {
 
     private var changes: [Group: GroupUsage] = [:]
 
+    package init() {}
+
     /// Records `change` in `group` (negative parts: less).
-    mutating func record(_ group: String, _ change: GroupUsage) {
+    package mutating func record(_ group: String, _ change: GroupUsage) {
         changes[Group(name: group), default: .zero] = changes[Group(name: group), default: .zero] + change
     }
 
     /// Records an item added to `group`.
-    mutating func recordAdded(_ item: Item, to group: String) {
+    package mutating func recordAdded(_ item: Item, to group: String) {
         record(group, GroupUsage(item: item.attributes, secretBytes: Int64(item.secret?.count ?? 0)))
     }
 
     /// Records an item deleted from `group` whose sealed secret took `sealedBytes` (0: none) and
     /// whose attributes were `attributes`.
-    mutating func recordDeleted(from group: String, attributes: [Attribute: AttributeValue], sealedBytes: Int) {
+    package mutating func recordDeleted(from group: String, attributes: [Attribute: AttributeValue], sealedBytes: Int) {
         record(group, -GroupUsage(item: attributes, secretBytes: Int64(max(0, sealedBytes - SealedBox.overhead))))
     }
 
     /// The plaintext bytes of a sealed secret as stored (nil: none).
-    static func secretBytes(sealed box: [UInt8]?) -> Int64 {
+    package static func secretBytes(sealed box: [UInt8]?) -> Int64 {
         box.map { Int64(max(0, $0.count - SealedBox.overhead)) } ?? 0
     }
 
     /// Writes the changes with `add` (which adds to a group's stored usage and returns its new
     /// totals) and refuses (errSecDiskFull) one that takes a group past `quota` in what it grows.
-    func settle(quota: GroupQuota, adding add: (_ group: String, _ change: GroupUsage) throws -> GroupUsage) throws {
+    package func settle(quota: GroupQuota, adding add: (_ group: String, _ change: GroupUsage) throws -> GroupUsage) throws {
         for (group, change) in changes where change != .zero {
             let total = try add(group.name, change)
             if change.items > 0, let limit = quota.items, total.items > Int64(limit) {

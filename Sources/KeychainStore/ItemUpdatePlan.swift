@@ -1,53 +1,64 @@
 import Foundation
-import KeychainCore
+package import KeychainCore
 
 /// What an update (`ItemOperations.update`) does to each row it matches, the same on every
 /// backend: the attributes it sets, a modification date strictly later than the row's, the
 /// secret sealed anew when it changes or when the row moves to another access group (a secret
 /// is bound to its group), and the change in each group's usage.
-struct ItemUpdatePlan {
-    let itemClass: ItemClass
-    let changes: ItemChanges
+package struct ItemUpdatePlan {
+    package let itemClass: ItemClass
+    package let changes: ItemChanges
     /// The attributes the update sets, in the class's column order (nil: made absent); the
     /// modification date is set on its own.
-    let changedAttributes: [(Attribute, AttributeValue?)]
+    package let changedAttributes: [(Attribute, AttributeValue?)]
     /// The group the secrets will be bound to after the update (as `Item.accessGroup` reads it),
     /// nil when the update leaves the group alone.
     private let newGroup: String?
 
-    init(_ filter: ItemFilter, _ changes: ItemChanges) {
+    package init(_ filter: ItemFilter, _ changes: ItemChanges) {
         itemClass = filter.itemClass
         self.changes = changes
         newGroup = changes.attributes[.accessGroup].map { value in
             if case .string(let group)? = value { return group }
             return ""
         }
-        changedAttributes = ItemTable.columnsByClass[filter.itemClass]!.attributes
+        changedAttributes = Attribute.attributes(of: filter.itemClass)
             .filter { changes.attributes.keys.contains($0) && $0 != .modificationDate }
             .map { ($0, changes.attributes[$0]!) }
     }
 
     /// A row as the update reads it.
-    struct Row {
-        let persistentRef: PersistentRef
-        let accessGroup: String
-        let modificationDate: Int64?
-        let sealedSecret: [UInt8]?
+    package struct Row {
+        package let persistentRef: PersistentRef
+        package let accessGroup: String
+        package let modificationDate: Int64?
+        package let sealedSecret: [UInt8]?
         /// Every attribute it stores, for the usage it moves or changes.
-        let attributes: [Attribute: AttributeValue]
+        package let attributes: [Attribute: AttributeValue]
+
+        package init(
+            persistentRef: PersistentRef, accessGroup: String, modificationDate: Int64?, sealedSecret: [UInt8]?,
+            attributes: [Attribute: AttributeValue]
+        ) {
+            self.persistentRef = persistentRef
+            self.accessGroup = accessGroup
+            self.modificationDate = modificationDate
+            self.sealedSecret = sealedSecret
+            self.attributes = attributes
+        }
     }
 
     /// What the update writes to one row.
-    struct RowChange {
+    package struct RowChange {
         /// Milliseconds since 1970, strictly later than the row's previous modification date.
-        let modificationDate: Int64
+        package let modificationDate: Int64
         /// The new sealed secret, nil when the stored one stays.
-        let sealedSecret: [UInt8]?
+        package let sealedSecret: [UInt8]?
     }
 
     /// The change to `row`, sealing with `seal` (the backend's sealing in its transaction), and
     /// its usage recorded in `usage`.
-    func change(
+    package func change(
         of row: Row, keyring: Keyring, usage: inout GroupUsageChanges,
         seal: (SecretBytes, SealBinding) throws -> [UInt8]
     ) throws -> RowChange {
@@ -79,7 +90,7 @@ struct ItemUpdatePlan {
 
 extension SealBinding {
     /// What `item`'s secret is bound to.
-    init(of item: Item) {
+    package init(of item: Item) {
         self.init(itemClass: item.itemClass, persistentRef: item.persistentRef, accessGroup: item.accessGroup)
     }
 }

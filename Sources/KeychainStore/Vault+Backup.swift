@@ -10,9 +10,10 @@ import Synchronization
 
 extension Vault {
     /// Writes a sealed backup (`SealedBackup`) of the database to `path` (mode 0600) atomically:
-    /// a snapshot with SQLite's online backup API into a temporary file beside it, sealed chunk
-    /// by chunk into a second one, fsync, rename, directory fsync. Needs the vault unlocked (the
-    /// backup key lives with the data keys); `interactionNotAllowed` while locked.
+    /// the backend's snapshot (SQLite's online backup API) into a temporary file beside it, sealed
+    /// chunk by chunk into a second one, fsync, rename, directory fsync. Needs the vault unlocked
+    /// (the backup key lives with the data keys); `interactionNotAllowed` while locked. A backend
+    /// whose database has backups of its own (PostgreSQL) refuses with errSecUnimplemented.
     public func backup(to path: String) throws {
         try sealedBackup(in: AtomicFile.parentDirectory(of: path)) { sealed in
             try AtomicFile.renameDurably(sealed, to: path)
@@ -23,7 +24,7 @@ extension Vault {
     /// already unlinked (the descriptor keeps it alive until it is closed), so the answer is
     /// sent from the file and no name of it is left in the data directory.
     public func backupFile() throws -> ReadOnlyFile {
-        try sealedBackup(in: directory?.path ?? AtomicFile.parentDirectory(of: pool.path)) { sealed in
+        try sealedBackup(in: directory?.path ?? FileManager.default.temporaryDirectory.path) { sealed in
             let fd = Glibc.open(sealed, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else { throw KeychainError.io("cannot open the sealed backup: \(String(cString: strerror(errno)))") }
             var info = stat()
@@ -40,7 +41,8 @@ extension Vault {
     /// the temporary files are removed afterwards. Holds `keyFileOperations`, so a rekey cannot
     /// change the master key between the snapshot and the key it is sealed under.
     private func sealedBackup<T: Sendable>(in directory: String, _ finish: (String) throws -> T) throws -> T {
-        try keyFileOperations.withLock { _ in
+        if let refusal = backend.backupRefusal { throw refusal }
+        return try keyFileOperations.withLock { _ in
             try StoreErrors.map {
                 let key = try keyring.backupKey()
                 let name = UUID().uuidString
@@ -64,7 +66,7 @@ extension Vault {
         let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw KeychainError.io("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         Glibc.close(fd)
-        try pool.read { db in try db.backup(into: temporary) }
+        try backend.snapshot(into: temporary)
     }
 
     private func noteBackup() {

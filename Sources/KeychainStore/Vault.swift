@@ -5,21 +5,21 @@ import Darwin
 #endif
 import Foundation
 public import KeychainCore
-import Logging
+package import Logging
 import Synchronization
 
-/// An open vault: the item and client stores over one database, the token issuer, the keyring,
-/// and its administration (lock, unlock, rotate, rekey, backup: `VaultAdministration`).
-public final class Vault: ServedVault {
-    let pool: ConnectionPool
-    private let itemStore: SQLiteItemStore
-    private let clientStore: SQLiteClientStore
-    /// The data keys; `rotate()` and `rewrap(under:)` for key management.
+/// An open vault on one storage backend (`VaultBackend`: SQLite for one node, PostgreSQL for
+/// several): the item and client stores, the token issuer, the keyring, and its administration
+/// (lock, unlock, rotate, rekey, backup: `VaultAdministration`).
+public final class Vault: VaultAdministration {
+    package let backend: any VaultBackend
+    /// The data keys (metrics read the term; the audit log derives its key from it); `rotate()`
+    /// and `rewrap(under:)` for key management.
     public let keyring: Keyring
     /// The data directory the vault was opened from (nil for a vault built in tests without one:
     /// `unlock()` and `rekey()` then answer errSecUnimplemented).
-    let directory: DataDirectory?
-    let logger: Logger
+    package let directory: DataDirectory?
+    package let logger: Logger
 
     struct Backups {
         var last: Date?
@@ -32,55 +32,68 @@ public final class Vault: ServedVault {
     /// seals under a key derived from it).
     let keyFileOperations = Mutex(())
 
-    init(
-        pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger,
-        quota: GroupQuota = .unlimited
-    ) {
-        self.pool = pool
+    package init(backend: any VaultBackend, keyring: Keyring, directory: DataDirectory?, logger: Logger) {
+        self.backend = backend
         self.keyring = keyring
         self.directory = directory
         self.logger = logger
-        itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
-        clientStore = SQLiteClientStore(pool: pool)
-        reencryptions = Reencryptions(store: itemStore, logger: logger)
+        reencryptions = Reencryptions(store: backend.items, logger: logger)
     }
 
-    public var items: any ItemStore { itemStore }
-    /// The item writes' group commit since start (metrics).
-    public var commitStatistics: CommitStatistics { itemStore.commitStatistics }
-    public var writesWaitOffWorkers: Bool { true }
-    public var clients: any ClientStore { clientStore }
+    public var items: any ItemStore { backend.items }
+    public var clients: any ClientStore { backend.clients }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
+    /// The item writes' group commit since start (metrics; none on PostgreSQL, which shares WAL
+    /// flushes itself).
+    public var commitStatistics: CommitStatistics { backend.commitStatistics }
+    /// Whether writes are better answered off libmicrohttpd's workers. On SQLite a write waits
+    /// for a commit it shares with others, and a worker waiting for one would stall its other
+    /// connections; on PostgreSQL a write runs on its thread's own connection, which threads
+    /// beyond the workers would multiply.
+    public var writesWaitOffWorkers: Bool { backend.writesWaitOffWorkers }
+    /// Which backend, and whether it answered lately (health).
+    public var storage: StorageHealth { backend.storage }
+    /// The database connections' use and latency (metrics), nil for SQLite's file.
+    public var database: DatabaseStatistics? { backend.database }
+    /// The lock several nodes take around a token exchange, nil with one node.
+    public var refreshExchangeLock: (any RefreshExchangeLock)? { backend.refreshExchangeLock }
 
-    /// Stops a running re-encryption and closes every connection; idempotent. Later calls on the
+    /// Stops a running re-encryption and closes the backend; idempotent. Later calls on the
     /// stores fail with errSecIO.
     public func close() {
         reencryptions.cancel()
-        pool.close()
+        backend.close()
     }
-
-    public var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
-    public var database: DatabaseStatistics? { nil }
-    public var refreshExchangeLock: (any RefreshExchangeLock)? { nil }
 
     // MARK: Lock and unlock
 
     public var isLocked: Bool { keyring.isLocked }
 
-    public func lock() { keyring.lock() }
+    /// Locks the vault at once and records the lock for other nodes, if any. When that record
+    /// cannot be written, this node is locked all the same and the failure is logged.
+    public func lock() {
+        do {
+            try backend.recordLocked(true)
+        } catch {
+            logger.error("lock: the database did not record it; only this node is locked", metadata: ["error": "\(error)"])
+        }
+        keyring.lock()
+    }
 
     /// Reads `master.key` again (completing an interrupted rekey if `master.key.new` is the key
-    /// that opens the keyring) and unlocks. A key that does not match the key check value is
-    /// errSecAuthFailed and the vault stays locked.
+    /// that opens the keyring), unlocks, and records the unlock for other nodes (each reads its
+    /// own copy of the key). A key that does not match the key check value is errSecAuthFailed
+    /// and the vault stays locked.
     public func unlock() throws {
         try keyFileOperations.withLock { _ in
             guard keyring.isLocked else { return }
             guard let directory else { throw KeychainError(.unimplemented, "this vault has no data directory") }
             do {
                 let candidate = try MasterKeyFile.read(from: directory.masterKeyPath)
-                let key = try directory.resolveMasterKey(candidate, storage: KeyringTable(pool: pool), logger: logger)
+                let key = try directory.resolveMasterKey(candidate, storage: backend.keyringStorage, logger: logger)
                 try keyring.unlock(masterKey: key)
-                logger.notice("vault unlocked")
+                try backend.recordLocked(false)
+                logger.notice(backend.sharesLockState ? "vault unlocked on every node" : "vault unlocked")
             } catch let error as DataDirectoryError {
                 logger.warning("unlock refused", metadata: ["reason": "\(error.description)"])
                 throw KeychainError.authFailed(error.description)
@@ -109,7 +122,10 @@ public final class Vault: ServedVault {
 
     // MARK: Rekey
 
-    /// Replaces the master key (`DataDirectory.rekey`).
+    /// Replaces the master key file and re-wraps the keyring under it (`DataDirectory.rekey`).
+    /// With several nodes, the others keep their keys in memory and go on serving; each needs
+    /// the new `master.key` copied into its data directory before it next unlocks, starts, or
+    /// learns of a new term (docs/operations.md, "Several nodes on PostgreSQL").
     public func rekey() throws -> Int {
         try keyFileOperations.withLock { _ in
             guard let directory else { throw KeychainError(.unimplemented, "this vault has no data directory") }

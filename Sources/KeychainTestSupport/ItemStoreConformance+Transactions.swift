@@ -1,5 +1,5 @@
 import Foundation
-package import KeychainCore
+import KeychainCore
 import Testing
 
 /// `ItemStore.transaction`, held to the same conformance by every store: all or nothing, reads

@@ -1,10 +1,10 @@
 import Foundation
-public import KeychainCore
+import KeychainCore
 package import KeychainStore
 import Testing
 
 /// What a re-encryption does on every backend, checked with `#expect` through the vault a server
-/// runs (`ServedVault`: rotate, status, keyring) and its item store's `ReencryptingStore`: call
+/// runs (`Vault`: rotate, status, keyring) and its item store's `ReencryptingStore`: call
 /// `run()` from one test per backend.
 ///
 /// `make` returns a new, unlocked vault (and whatever keeps it alive), and `another`, which gives
@@ -12,11 +12,11 @@ import Testing
 /// opened again from its data directory, on PostgreSQL another node.
 package struct ReencryptionConformance: Sendable {
     package struct Subject {
-        package let vault: any ServedVault
-        package let another: () throws -> any ServedVault
+        package let vault: Vault
+        package let another: () throws -> Vault
         package let keepAlive: AnyObject?
 
-        package init(vault: any ServedVault, another: @escaping () throws -> any ServedVault, keepAlive: AnyObject?) {
+        package init(vault: Vault, another: @escaping () throws -> Vault, keepAlive: AnyObject?) {
             self.vault = vault
             self.another = another
             self.keepAlive = keepAlive
@@ -47,7 +47,7 @@ package struct ReencryptionConformance: Sendable {
     }
 
     /// Every secret by account.
-    private static func secrets(_ vault: any ServedVault) throws -> [String: String] {
+    private static func secrets(_ vault: Vault) throws -> [String: String] {
         var result: [String: String] = [:]
         for item in try vault.items.find(everything, limit: nil, after: nil, reading: .all).items {
             guard case .string(let account)? = item.attributes[.account] else { continue }
@@ -57,7 +57,7 @@ package struct ReencryptionConformance: Sendable {
     }
 
     /// Polls the vault's status until its re-encryption is no longer running (up to 30 s).
-    private static func waitForReencryption(_ vault: any ServedVault) -> ReencryptionProgress? {
+    private static func waitForReencryption(_ vault: Vault) -> ReencryptionProgress? {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, vault.status.reencryption?.state == .running { usleep(5_000) }
         return vault.status.reencryption

@@ -5,6 +5,8 @@ public import KeychainHTTP
 import KeychainObservability
 public import KeychainRefresh
 public import KeychainStore
+import KeychainPostgreSQL
+import KeychainSQLite
 public import Logging
 import MicroHTTPDServer
 import Synchronization
@@ -16,7 +18,7 @@ import Synchronization
 /// the data directory's lock.
 public final class KeychaindApp: Sendable {
     public let configuration: ServerConfiguration
-    public let vault: any ServedVault
+    public let vault: Vault
     /// SQLite's scheduled backups (`backup.interval`), started with the vault; stopped by `stop`.
     public let backups: BackupScheduler?
     public let observe: Observe
@@ -35,7 +37,7 @@ public final class KeychaindApp: Sendable {
     /// throws when `audit.failClosed`), makes the refresher and the responder. Nothing listens
     /// until `start`.
     public init(
-        vault: any ServedVault, backups: BackupScheduler? = nil, configuration: ServerConfiguration, logger: Logger,
+        vault: Vault, backups: BackupScheduler? = nil, configuration: ServerConfiguration, logger: Logger,
         requestLog: (any PreformattedLog)? = nil
     ) throws {
         self.configuration = configuration
@@ -54,7 +56,7 @@ public final class KeychaindApp: Sendable {
     /// vault on PostgreSQL (`storage.backend`). `locked`: master.key is not read until unlock.
     public static func openVault(
         _ directory: DataDirectory, configuration: ServerConfiguration, locked: Bool = false, logger: Logger
-    ) throws -> (vault: any ServedVault, backups: BackupScheduler?) {
+    ) throws -> (vault: Vault, backups: BackupScheduler?) {
         switch configuration.storageBackend {
         case .sqlite:
             let vault = try openSQLite(directory, configuration: configuration, locked: locked, logger: logger)
@@ -139,7 +141,7 @@ public final class KeychaindApp: Sendable {
     /// (writing master.key and admin.token here), the others join with a copy of its master.key.
     private static func openPostgreSQL(
         _ directory: DataDirectory, configuration: ServerConfiguration, locked: Bool, logger: Logger
-    ) throws -> PGVault {
+    ) throws -> Vault {
         try configuration.checkStorage()
         guard configuration.backupInterval == 0 else {
             throw ConfigurationError(

@@ -18,7 +18,7 @@ public struct Observe: Sendable {
 
     /// Opens the audit log (when enabled). A log that cannot be opened stops the server when
     /// `audit.failClosed`; otherwise it is reported and tried again on every request.
-    public static func make(_ configuration: ServerConfiguration, vault: any ServedVault, logger: Logger) throws -> Observe {
+    public static func make(_ configuration: ServerConfiguration, vault: Vault, logger: Logger) throws -> Observe {
         guard configuration.auditEnabled else {
             logger.warning("audit log disabled (audit.enabled = false)", source: Wiring.logSource)
             return Observe(auditLog: nil, auditor: nil)
@@ -49,7 +49,7 @@ public struct Observe: Sendable {
     /// What `/metrics` reads at scrape time. `lastBackup`: nil until the backup feature hands in
     /// its clock (the family is left out).
     func sources(
-        vault: any ServedVault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil,
+        vault: Vault, isLocked: @escaping @Sendable () -> Bool, lastBackup: (@Sendable () -> Date?)? = nil,
         refresh: (@Sendable () -> RefreshStatistics)? = nil
     ) -> MetricsSources {
         let keyring = vault.keyring

@@ -5,6 +5,7 @@ public import KeychainCore
 public import KeychainHTTP
 public import KeychainRefresh
 public import KeychainStore
+public import KeychainPostgreSQL
 public import Logging
 public import MicroHTTPDServer
 
@@ -15,7 +16,7 @@ public enum Wiring {
     public static let logSource = "keychaind"
 
     public static func application(
-        vault: any ServedVault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
+        vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
@@ -47,13 +48,13 @@ public enum Wiring {
     }
 
     /// Page cursors sealed under a key derived from the master key, as the audit tags are.
-    private static func pageCursors(_ vault: any ServedVault) -> PageCursorSeal {
+    private static func pageCursors(_ vault: Vault) -> PageCursorSeal {
         let keyring = vault.keyring
         return PageCursorSeal { keyring.derivedMAC(label: PageCursorSeal.keyLabel, $0, into: $1) }
     }
 
     /// Health's storage part: on PostgreSQL, whether the database answers; nothing on SQLite.
-    private static func healthOfStorage(_ vault: any ServedVault) -> (@Sendable () -> StorageHealth)? {
+    private static func healthOfStorage(_ vault: Vault) -> (@Sendable () -> StorageHealth)? {
         guard vault.storage.backend != .sqlite else { return nil }
         return { vault.storage }
     }
@@ -78,7 +79,7 @@ public enum Wiring {
     /// provider's error; never a token or secret) and audited (the service tagged, the state);
     /// one whose outcome was discarded (its setting or tokens replaced meanwhile) says so.
     public static func refresher(
-        vault: any ServedVault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
+        vault: Vault, configuration: ServerConfiguration, logger: Logger, auditor: Auditor? = nil
     ) -> TokenRefresher {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))

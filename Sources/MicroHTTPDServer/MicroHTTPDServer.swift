@@ -27,9 +27,8 @@ public final class MicroHTTPDServer: Sendable {
     private let daemon: Mutex<DaemonHandle?> = Mutex(nil)
     /// Requests between their first callback and their completion.
     let inFlight = Atomic<Int>(0)
-    /// False once `stop` begins: a connection accepted after is closed at once. (Not
-    /// `MHD_quiesce_daemon`: in libmicrohttpd 0.9.75, with a worker pool on epoll, it races the
-    /// workers removing the listening socket from their epoll sets and may abort the process.)
+    /// False once `stop` begins: a new connection is then closed at once (not `MHD_quiesce_daemon`,
+    /// which in 0.9.75 with a worker pool on epoll races the workers and may abort the process).
     let accepting = Atomic<Bool>(true)
     let headerDeadline: HeaderDeadline
     /// Whether a request would keep its worker waiting (keychaind: a write, which waits for a
@@ -82,8 +81,7 @@ public final class MicroHTTPDServer: Sendable {
         }
         let abandoned = inFlight.load(ordering: .acquiring)
         if abandoned > 0 { logger.warning("stopping with \(abandoned) request(s) unfinished after the grace period") }
-        // libmicrohttpd may not stop with a connection suspended: the offloaded answers (each a
-        // write waiting for its commit) resume theirs first.
+        // libmicrohttpd may not stop with a connection suspended: offloaded answers resume theirs first.
         while offload.unfinished > 0 || deferredAnswers.load(ordering: .acquiring) > 0 { usleep(1_000) }
         handle.stop()
         headerDeadline.stop()

@@ -1,6 +1,7 @@
 import Foundation
 import KeychainCore
 import KeychainStore
+import KeychainSQLite
 import Logging
 import Synchronization
 

@@ -3,6 +3,8 @@ import Foundation
 import KeychainConfig
 import KeychaindApp
 import KeychainStore
+import KeychainSQLite
+import KeychainPostgreSQL
 import Logging
 
 struct InitCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import KeychainConfig
 import KeychainStore
+import KeychainSQLite
 import Logging
 
 struct RestoreCommand: ParsableCommand {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// The pool's readers keep their snapshot between reads while no write finishes: no read may
 /// answer from before an acknowledged write, and kept snapshots must not keep the WAL growing.

@@ -4,6 +4,7 @@ import Synchronization
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 struct WycheproofFile: Decodable {
     struct Case: Decodable, Sendable, CustomTestStringConvertible {
@@ -97,7 +98,7 @@ struct CryptoTests {
     /// `text` sealed by the fixture's keyring for a new generic password of group g1.
     static func seal(_ text: String, in fixture: VaultFixture) throws -> (binding: SealBinding, box: [UInt8]) {
         let binding = SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1")
-        let box = try fixture.vault.pool.write { db in
+        let box = try fixture.vault.sqlitePool!.write { db in
             try db.transaction { try fixture.vault.keyring.seal(SecretBytes(utf8: text), binding: binding, on: db) }
         }
         return (binding, box)
@@ -192,7 +193,7 @@ struct CryptoTests {
         let store = fixture.vault.items
         let a = item(account: "a", secret: "alpha"), b = item(account: "b", secret: "beta")
         try store.add([a, b])
-        try fixture.vault.pool.write { db in
+        try fixture.vault.sqlitePool!.write { db in
             try db.execute(
                 "UPDATE items SET secret = (SELECT secret FROM items WHERE persistent_ref = ?) WHERE persistent_ref = ?",
                 [.text(a.persistentRef.rawValue), .text(b.persistentRef.rawValue)])

@@ -4,6 +4,7 @@ import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 private func mode(_ path: String) -> Int {
     (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
@@ -102,7 +103,7 @@ struct DataDirectoryTests {
         }
         try scan()
         // And after a checkpoint moved the WAL into the database file.
-        try fixture.vault.pool.write { _ = try $0.execute("PRAGMA wal_checkpoint(FULL)") }
+        try fixture.vault.sqlitePool!.write { _ = try $0.execute("PRAGMA wal_checkpoint(FULL)") }
         try scan()
     }
 
@@ -184,7 +185,7 @@ struct DataDirectoryTests {
         let keyring = fixture.vault.keyring
         #expect(keyring.terms == [1, 2, 3])
         #expect(keyring.currentTerm == 3 && keyring.currentTermEncryptions == 2)
-        let boxTerms = try fixture.vault.pool.write { db in
+        let boxTerms = try fixture.vault.sqlitePool!.write { db in
             try db.query("SELECT secret FROM items ORDER BY seq") { try SealedBox.header(of: $0.blob(0)).term }
         }
         #expect(boxTerms == [1, 1, 1, 2, 2, 2, 3, 3])
@@ -231,9 +232,9 @@ struct SchemaTests {
     @Test(arguments: ItemClass.storedClasses)
     func primaryKeyIndexMatchesTheCatalogue(itemClass: ItemClass) throws {
         let fixture = try VaultFixture()
-        let sql = try #require(try fixture.vault.pool.write { db in
+        let sql = try #require(try fixture.vault.sqlitePool!.write { db in
             try db.scalarText("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?",
-                              [.text(Schema.primaryKeyIndexName(itemClass))])
+                              [.text(ItemColumns.primaryKeyIndexName(itemClass))])
         })
         #expect(sql.hasPrefix("CREATE UNIQUE INDEX"))
         #expect(sql.hasSuffix("WHERE class = '\(itemClass.code)'"))
@@ -257,7 +258,7 @@ struct SchemaTests {
     @Test func sqliteKeepsNoMemoryStatistics() throws {
         // With statistics on, every SQLite allocation takes one process-wide mutex.
         let fixture = try VaultFixture()
-        _ = try fixture.vault.pool.write { db in try db.scalarInt("SELECT count(*) FROM items") }
+        _ = try fixture.vault.sqlitePool!.write { db in try db.scalarInt("SELECT count(*) FROM items") }
         #expect(sqlite3_memory_used() == 0, "sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) was applied")
     }
 
@@ -267,7 +268,7 @@ struct SchemaTests {
             itemClass: .genericPassword, accessGroups: ["g1"],
             equal: [.service: .string("s"), .account: .string("a"), .synchronizable: .bool(false)])
         let (clause, values) = ItemTable.whereClause(filter)
-        let plan = try fixture.vault.pool.write { db in
+        let plan = try fixture.vault.sqlitePool!.write { db in
             try db.query("EXPLAIN QUERY PLAN SELECT seq FROM items WHERE \(clause) ORDER BY seq", values) { $0.text(3) }
         }
         #expect(plan.contains { $0.contains("USING INDEX items_lookup_genp") }, "\(plan)")

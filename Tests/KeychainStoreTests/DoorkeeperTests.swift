@@ -1,5 +1,6 @@
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 struct DoorkeeperTests {
     /// What `admits` answers for each hash in turn.

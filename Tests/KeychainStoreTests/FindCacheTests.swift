@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// The store's cache of recent finds (`FindCache`): repeated reads are answered from it, and no
 /// read after an acknowledged write answers from before that write.
@@ -114,9 +115,9 @@ struct FindCacheTests {
                 filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
                 limit: nil, after: nil, contents: .attributes)
         }
-        func row(_ seq: Int64) -> FindCache.Row { FindCache.Row(seq: seq, item: item(account: "x"), sealedSecret: nil) }
+        func row(_ seq: Int64) -> FoundRow { FoundRow(seq: seq, item: item(account: "x"), sealedSecret: nil) }
         var reads = 0
-        func rows(_ account: String, count: Int = 1) -> [FindCache.Row] {
+        func rows(_ account: String, count: Int = 1) -> [FoundRow] {
             cache.rows(for: key(account), generation: { 7 }) {
                 reads += 1
                 return (0..<count).map { row(Int64($0)) }
@@ -146,7 +147,7 @@ struct FindCacheTests {
                 limit: nil, after: nil, contents: .attributes)
             _ = cache.rows(for: key, generation: { 3 }) {
                 reads += 1
-                return [FindCache.Row(seq: 1, item: item(account: account), sealedSecret: nil)]
+                return [FoundRow(seq: 1, item: item(account: account), sealedSecret: nil)]
             }
         }
         for account in (0..<100).map(String.init) { read(account) }
@@ -162,13 +163,13 @@ struct FindCacheTests {
         // Rows are about 256 bytes plus their values: room for about 4 of 300 bytes in 1,600.
         let cache = FindCache(maxEntries: 100, maxRows: 8, maxBytes: 16 * 300)
         var reads = 0
-        func rows(_ account: String, sealed: Int) -> [FindCache.Row] {
+        func rows(_ account: String, sealed: Int) -> [FoundRow] {
             let key = FindCache.Key(
                 filter: ItemFilter(itemClass: .genericPassword, accessGroups: ["g"], equal: [.account: .string(account)]),
                 limit: nil, after: nil, contents: .all)
             return cache.rows(for: key, generation: { 1 }) {
                 reads += 1
-                return [FindCache.Row(seq: 1, item: item(account: "x"), sealedSecret: [UInt8](repeating: 7, count: sealed))]
+                return [FoundRow(seq: 1, item: item(account: "x"), sealedSecret: [UInt8](repeating: 7, count: sealed))]
             }
         }
         for _ in 0..<3 { _ = rows("big", sealed: 1_000) }

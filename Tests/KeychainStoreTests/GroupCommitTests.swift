@@ -5,6 +5,7 @@ import KeychainCore
 import Synchronization
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// Group commit on a vault's item store: writes that arrive together share one commit, and each
 /// still gets its own outcome (`SQLiteItemStore+GroupCommit.swift`).

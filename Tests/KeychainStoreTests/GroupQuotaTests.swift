@@ -4,6 +4,7 @@ import KeychainTestSupport
 import Synchronization
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// Issue 29, item 5: what one access group may hold (`GroupQuota`), enforced by the SQLite
 /// store's write transactions and exact under concurrent writers.
@@ -12,7 +13,7 @@ struct GroupQuotaTests {
     /// A store over a fresh file database, and what keeps it alive.
     func makeStore(_ quota: GroupQuota) throws -> (SQLiteItemStore, VaultFixture) {
         let fixture = try VaultFixture()
-        return (SQLiteItemStore(pool: fixture.vault.pool, keyring: fixture.vault.keyring, logger: quietLogger, quota: quota), fixture)
+        return (SQLiteItemStore(pool: fixture.vault.sqlitePool!, keyring: fixture.vault.keyring, logger: quietLogger, quota: quota), fixture)
     }
 
     func secret(_ count: Int) -> String { String(repeating: "x", count: count) }
@@ -24,7 +25,7 @@ struct GroupQuotaTests {
 
     /// The usage the table holds for `group`, and a recount of the items table.
     func usage(_ group: String, _ fixture: VaultFixture) throws -> (kept: [Int64], counted: [Int64]) {
-        try fixture.vault.pool.read { db in
+        try fixture.vault.sqlitePool!.read { db in
             let kept = try GroupUsageTable.usage(of: group, on: db)
             let counted = try db.query(
                 "SELECT count(*), ifnull(sum(ifnull(length(secret) - \(SealedBox.overhead), 0)), 0) FROM items WHERE \"accessGroup\" = ?",
@@ -73,7 +74,7 @@ struct GroupQuotaTests {
         // With a lower quota (a restart with a smaller quota.secretBytes), the group is over it:
         // what does not grow it still goes through, what grows it does not.
         let lowered = SQLiteItemStore(
-            pool: fixture.vault.pool, keyring: fixture.vault.keyring, logger: quietLogger,
+            pool: fixture.vault.sqlitePool!, keyring: fixture.vault.keyring, logger: quietLogger,
             quota: GroupQuota(items: nil, secretBytes: 50))
         #expect(try lowered.update(inGroup("g1"), with: changes(secret(80))) == 1)
         #expect(
@@ -122,7 +123,7 @@ struct GroupQuotaTests {
     /// The attribute bytes `group_usage` keeps for `group`, and `AttributeValue.storedBytes` of
     /// every item the store holds there (every class, read back).
     func attributeBytes(_ group: String, _ store: SQLiteItemStore, _ fixture: VaultFixture) throws -> (kept: Int64, counted: Int64) {
-        let kept = try fixture.vault.pool.read { db in try GroupUsageTable.usage(of: group, on: db).attributeBytes }
+        let kept = try fixture.vault.sqlitePool!.read { db in try GroupUsageTable.usage(of: group, on: db).attributeBytes }
         let counted = try ItemClass.storedClasses.reduce(0) { sum, itemClass in
             try store.find(ItemFilter(itemClass: itemClass, accessGroups: [group]), limit: nil, after: nil, reading: .attributes)
                 .items.reduce(sum) { $0 + AttributeValue.storedBytes(of: $1.attributes) }
@@ -170,7 +171,7 @@ struct GroupQuotaTests {
         ])
         let before = [try attributeBytes("g1", store, fixture), try attributeBytes("g2", store, fixture)]
         #expect(before.allSatisfy { $0.kept == $0.counted && $0.kept > 0 })
-        try fixture.vault.pool.write { db in
+        try fixture.vault.sqlitePool!.write { db in
             try db.executeScript("ALTER TABLE group_usage DROP COLUMN attribute_bytes")
             try db.executeScript(Migrations.version4)
         }
@@ -182,7 +183,7 @@ struct GroupQuotaTests {
     @Test func theMigrationCountsTheItemsAlreadyStored() throws {
         let (store, fixture) = try makeStore(.unlimited)
         try store.add([item(account: "a", secret: secret(7)), item(account: "b", secret: nil), item(account: "c", group: "g2")])
-        try fixture.vault.pool.write { db in
+        try fixture.vault.sqlitePool!.write { db in
             try db.executeScript("DROP TABLE group_usage")
             try db.executeScript(Migrations.version3)
             try db.executeScript(Migrations.version4)

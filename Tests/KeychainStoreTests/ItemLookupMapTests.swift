@@ -3,6 +3,7 @@ import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 @Suite("Lookup map")
 struct ItemLookupMapTests {
@@ -192,7 +193,7 @@ struct LookupMapStoreTests {
     /// `seq`, not 3,001 (bench/tenant-isolation.sh times it).
     @Test func aReadFromOneGroupTouchesOnlyThatGroupsCandidates() throws {
         let fixture = try VaultFixture()
-        let store = SQLiteItemStore(pool: fixture.vault.pool, keyring: fixture.vault.keyring, logger: quietLogger)
+        let store = SQLiteItemStore(pool: fixture.vault.sqlitePool!, keyring: fixture.vault.keyring, logger: quietLogger)
         let crowd = (0..<3000).map { index in
             item(account: "a", service: "s", group: "B", secret: nil, extra: [.tokenID: .string("t\(index)")])
         }
@@ -228,7 +229,7 @@ struct LookupMapStoreTests {
         let fixture = try VaultFixture()
         let count = ItemLookupMap.buildChunk * 2 + 500
         try fixture.vault.items.add((0..<count).map { item(account: "a\($0)", service: "s", secret: nil) })
-        let store = SQLiteItemStore(pool: fixture.vault.pool, keyring: fixture.vault.keyring, logger: quietLogger, inlineLookupBuild: 0)
+        let store = SQLiteItemStore(pool: fixture.vault.sqlitePool!, keyring: fixture.vault.keyring, logger: quietLogger, inlineLookupBuild: 0)
         for index in stride(from: 0, to: count, by: 997) {
             let filter = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a\(index)")])
             if index % 2 == 0 {

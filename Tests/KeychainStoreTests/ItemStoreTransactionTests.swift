@@ -3,6 +3,7 @@ import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// `ItemStore.transaction` on SQLite alone (every store's transaction checks are in
 /// `ItemStoreConformance`, KeychainTestSupport).

@@ -4,6 +4,7 @@ import KeychainCore
 import Testing
 
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 private let everything = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])
 
@@ -108,7 +109,7 @@ struct KeyLifecycleTests {
         try vault.items.add([item(account: "new", secret: "under term 2")])
         #expect(try vault.rotate(reencrypt: true) == 3)
         #expect(vault.waitForReencryption()?.state == .finished)
-        let stored = try vault.pool.read { db in try db.query("SELECT term FROM keyring ORDER BY term") { $0.int64(0) } }
+        let stored = try vault.sqlitePool!.read { db in try db.query("SELECT term FROM keyring ORDER BY term") { $0.int64(0) } }
         #expect(stored == [3])
         #expect(vault.keyring.terms == [3] && vault.status.termCount == 1)
         #expect(try vault.keyring.cipher(term: 1) == nil)

@@ -2,6 +2,7 @@ import KeychainCore
 import KeychainTestSupport
 import Testing
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 @Suite("Query shapes")
 struct QueryShapeTests {
@@ -72,7 +73,7 @@ struct QueryShapeTests {
             #expect(found.items.map { $0[.account] } == (account == "c" ? [] : [.string(account)]))
         }
         // The reads ran on one reader connection (one thread, returned after each read).
-        let prepared = try fixture.vault.pool.read { $0.preparedFindCount }
+        let prepared = try fixture.vault.sqlitePool!.read { $0.preparedFindCount }
         #expect(prepared == 1)
     }
 }

@@ -4,6 +4,7 @@ import KeychainCore
 import Testing
 
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// A vault with a few items, and a target directory to restore into.
 private final class BackupFixture: @unchecked Sendable {
@@ -22,7 +23,7 @@ private final class BackupFixture: @unchecked Sendable {
     /// A plain snapshot of the source database, as an attacker with the database file has it.
     func plainSnapshot(named name: String) throws -> String {
         let path = scratch.path + "/" + name
-        try source.vault.pool.read { db in try db.backup(into: path) }
+        try source.vault.sqlitePool!.read { db in try db.backup(into: path) }
         return path
     }
 
@@ -233,6 +234,6 @@ struct SealedBackupTests {
 
     @Test func connectionsDoNotTrustTheSchema() throws {
         let fixture = try BackupFixture()
-        #expect(try fixture.source.vault.pool.read { try $0.scalarInt("PRAGMA trusted_schema") } == 0)
+        #expect(try fixture.source.vault.sqlitePool!.read { try $0.scalarInt("PRAGMA trusted_schema") } == 0)
     }
 }

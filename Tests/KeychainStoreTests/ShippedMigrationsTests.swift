@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
+@testable import KeychainSQLite
 
 /// A database was made with its migrations' exact text, and a restore compares a backup's schema
 /// with a replay of them: a migration that changes after it shipped leaves existing vaults with

@@ -3,6 +3,8 @@ import KeychainCore
 import KeychainTestSupport
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
+@testable import KeychainSQLite
 
 /// The storage protocols' conformance suites (`KeychainTestSupport`), each run against every
 /// backend that has the protocol: one test per protocol and backend (`ItemStore`'s with a case per

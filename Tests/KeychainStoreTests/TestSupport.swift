@@ -4,6 +4,7 @@ import KeychainTestSupport
 import Logging
 import Synchronization
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 /// A fresh temporary directory, removed on deinit.
 final class TemporaryDirectory: @unchecked Sendable {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 
 @testable import KeychainStore
+@testable import KeychainSQLite
 
 private let everything = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])
 

@@ -1,41 +1,24 @@
 import KeychainConcurrency
-import KeychainCore
+package import KeychainCore
 
 /// Sealing secrets under the current term, counted so that no term seals more than
 /// `rotationThreshold`. One node (SQLite) counts in the write transaction that stores the secrets
 /// (`seal(_:binding:on:)`); several nodes (PostgreSQL) count against blocks of encryptions each
-/// node reserves ahead (`seal(_:binding:)`).
+/// node reserves ahead from their shared storage (`seal(_:binding:reservingFrom:)`).
+///
+/// A backend with one writer runs each write transaction that may seal as: note `newestTerm`,
+/// run the transaction, and on its rollback `forgetTerms(after:)` that term.
 extension Keyring {
     // MARK: One writer: counted in the write transaction
 
-    /// Runs `body` in a write transaction on `db` (the writer connection) in which secrets may be
-    /// sealed: a term `prepareForSealing` starts in it is committed with the secrets sealed under
-    /// it, and forgotten again when the transaction rolls back.
-    func transaction<T>(on db: SQLiteConnection, _ body: () throws -> T) throws -> T {
-        let newest = state.withLock { $0.termNumbers.last ?? $0.current }
-        do {
-            return try db.transaction(body)
-        } catch {
-            forgetTerms(after: newest)
-            throw error
-        }
-    }
-
-    /// One write of a group commit, inside `transaction(on:)`: runs `body` in a savepoint on `db`
-    /// and returns its error (the savepoint rolled back, and a term started in it is forgotten as
-    /// a rolled-back transaction's is), nil when it succeeded. Throws when the savepoint itself
-    /// fails, which dooms the transaction.
-    func savepoint(on db: SQLiteConnection, _ body: () throws -> Void) throws -> (any Error)? {
-        let newest = state.withLock { $0.termNumbers.last ?? $0.current }
-        let failure = try db.savepoint(body)
-        if failure != nil { forgetTerms(after: newest) }
-        return failure
-    }
+    /// The newest term, for `forgetTerms(after:)` when the transaction that may start terms
+    /// after it rolls back.
+    package var newestTerm: UInt32 { state.withLock { $0.termNumbers.last ?? $0.current } }
 
     /// Drops the terms after `term`, started by a transaction that rolled back (no secret sealed
     /// under them was stored). `term` is current again, counted as full, so that the next secret
     /// starts a new term once more: the count may only over-count.
-    private func forgetTerms(after term: UInt32) {
+    package func forgetTerms(after term: UInt32) {
         state.withLock { state in
             guard state.current > term else { return }
             for dropped in state.termNumbers where dropped > term { state.keys?.terms[dropped] = nil }
@@ -46,8 +29,8 @@ extension Keyring {
     }
 
     /// Starts a new term first when sealing `count` more secrets would pass the threshold. Call
-    /// inside `transaction(on:)`, before sealing them.
-    func prepareForSealing(_ count: Int, on db: SQLiteConnection) throws {
+    /// inside the write transaction `db`, before sealing them.
+    package func prepareForSealing(_ count: Int, on db: some KeyringWriteTransaction) throws {
         guard count > 0 else { return }
         let needsTerm = state.withLock { $0.currentEncryptions + UInt64(count) > rotationThreshold }
         if needsTerm { try startTerm(on: db, kek: readKeyEncryptionKey()) }
@@ -55,22 +38,22 @@ extension Keyring {
 
     /// Seals `secret` under the current term; call inside the write transaction on `db`, which
     /// also persists the term's encryption count.
-    func seal(_ secret: SecretBytes, binding: SealBinding, on db: SQLiteConnection) throws -> [UInt8] {
+    package func seal(_ secret: SecretBytes, binding: SealBinding, on db: some KeyringWriteTransaction) throws -> [UInt8] {
         let (term, cipher, count) = try state.withLock { state -> (UInt32, AESGCM, UInt64) in
             guard let cipher = state.keys?.terms[state.current]?.cipher else { throw Self.lockedError }
             state.currentEncryptions += 1
             return (state.current, cipher, state.currentEncryptions)
         }
         let box = try SealedBox.seal(secret, term: term, cipher: cipher, binding: binding)
-        try KeyringTable.recordEncryptions(count, term: term, on: db)
+        try db.recordEncryptions(count, term: term)
         return box
     }
 
     /// Writes a new term in the write transaction open on `db` and makes it current.
-    private func startTerm(on db: SQLiteConnection, kek: AESGCM) throws {
+    private func startTerm(on db: some KeyringWriteTransaction, kek: AESGCM) throws {
         let next = try nextTermNumber()
         let dataKey = try SecureRandom.key()
-        try KeyringTable.insertTerm(next, wrappedKey: Self.wrap(dataKey, term: next, kek: kek), on: db)
+        try db.insertTerm(next, wrappedKey: Self.wrap(dataKey, term: next, kek: kek))
         try adopt(term: next, dataKey: dataKey)
     }
 
@@ -81,7 +64,9 @@ extension Keyring {
     /// when none is left, and starts a new term when the count over every node reaches the
     /// threshold. A node that stops leaves its unused reservation counted: the count may only
     /// over-count. Needs no transaction: the reservation is committed before the secret is sealed.
-    func seal(_ secret: SecretBytes, binding: SealBinding) throws -> [UInt8] {
+    package func seal(
+        _ secret: SecretBytes, binding: SealBinding, reservingFrom storage: some SharedKeyringStorage
+    ) throws -> [UInt8] {
         for _ in 0..<8 {
             let taken = try state.withLock { state -> (UInt32, AESGCM)? in
                 guard let cipher = state.keys?.terms[state.current]?.cipher else { throw Self.lockedError }
@@ -90,17 +75,14 @@ extension Keyring {
                 return (state.current, cipher)
             }
             if let (term, cipher) = taken { return try SealedBox.seal(secret, term: term, cipher: cipher, binding: binding) }
-            try reserveEncryptions()
+            try reserveEncryptions(from: storage)
         }
         throw KeychainError(.io, "no keyring term could be reserved to seal under; the keyring keeps changing")
     }
 
     /// Reserves the next block of encryptions of the current term, or starts a new term when the
     /// term is full. One thread at a time; one that waited finds the block its predecessor reserved.
-    private func reserveEncryptions() throws {
-        guard let storage = storage as? any SharedKeyringStorage else {
-            preconditionFailure("a keyring with one writer counts in its write transactions")
-        }
+    private func reserveEncryptions(from storage: some SharedKeyringStorage) throws {
         let leaseSize = storage.leaseSize
         try renewal.withLock { _ in
             let term = try state.withLock { state -> UInt32? in
@@ -124,4 +106,11 @@ extension Keyring {
             }
         }
     }
+}
+
+/// The open write transaction a keyring with one writer counts its encryptions in, and writes
+/// the terms it starts in, so that they commit or roll back with the secrets sealed under them.
+package protocol KeyringWriteTransaction {
+    func recordEncryptions(_ count: UInt64, term: UInt32) throws
+    func insertTerm(_ term: UInt32, wrappedKey: [UInt8]) throws
 }

@@ -194,7 +194,7 @@ extension Keyring {
     /// Forgets the data keys of `retired` terms (their rows were deleted by the caller's
     /// committed transaction, because no secret is sealed under them any more); the keys are
     /// wiped once no operation holds them. The current term is never retired.
-    func forget(retiredTerms retired: [UInt32]) {
+    package func forget(retiredTerms retired: [UInt32]) {
         state.withLock { state in
             for term in retired where term != state.current {
                 state.keys?.terms[term] = nil

@@ -1,7 +1,7 @@
 import Foundation
 import KeychainConcurrency
-import KeychainCore
-import Logging
+package import KeychainCore
+package import Logging
 import Synchronization
 
 /// The data keys of a vault, one per *term*, each wrapped (AES-256-GCM, AAD naming the term)
@@ -59,7 +59,7 @@ public final class Keyring: Sendable {
     /// Held shared by every operation that uses a key (`withKeys`), exclusively by `lock()` and
     /// `unlock(masterKey:)`: when `lock()` returns, no operation holds a key any more.
     private let gate = ReadersWriterLock()
-    let storage: any KeyringStorage
+    package let storage: any KeyringStorage
     let masterKeySource: MasterKeySource
     let logger: Logger
     public let rotationThreshold: UInt64
@@ -119,7 +119,7 @@ public final class Keyring: Sendable {
 
     /// Writes a new keyring (term 1 and the key check value) into an empty database.
     /// `KeychainError.duplicateItem` when the database has a keyring already (another node wrote it).
-    static func create(
+    package static func create(
         storage: any KeyringStorage, masterKey: SecretBytes, source: MasterKeySource,
         threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
@@ -135,14 +135,14 @@ public final class Keyring: Sendable {
     }
 
     /// A new keyring's first data key, its key check value and the key wrapped under `masterKey`.
-    static func firstTerm(masterKey: SecretBytes) throws -> (dataKey: SecretBytes, checkValue: [UInt8], wrappedKey: [UInt8]) {
+    package static func firstTerm(masterKey: SecretBytes) throws -> (dataKey: SecretBytes, checkValue: [UInt8], wrappedKey: [UInt8]) {
         let dataKey = try SecureRandom.key()
         return (dataKey, checkValue(masterKey), try wrap(dataKey, term: 1, kek: AESGCM(key: masterKey)))
     }
 
     /// The keyring of an existing database, locked: it knows its terms but holds no key.
     /// `KeychainError.decode` when the keyring is empty.
-    static func locked(
+    package static func locked(
         storage: any KeyringStorage, source: MasterKeySource, threshold: UInt64 = defaultRotationThreshold,
         logger: Logger
     ) throws -> Keyring {
@@ -154,7 +154,7 @@ public final class Keyring: Sendable {
 
     /// Loads the keyring with `masterKey`: `KeychainError.authFailed` when the key check value
     /// says the master key is not this vault's, `KeychainError.decode` when the keyring is damaged.
-    static func unlock(
+    package static func unlock(
         storage: any KeyringStorage, masterKey: SecretBytes, source: MasterKeySource,
         threshold: UInt64 = defaultRotationThreshold, logger: Logger
     ) throws -> Keyring {
@@ -167,7 +167,7 @@ public final class Keyring: Sendable {
     /// concurrent `lock()`.
     /// `authFailed` (and still locked) when `masterKey` does not match the key check value,
     /// `decode` when a wrapped key fails authentication. A no-op when already unlocked.
-    func unlock(masterKey: SecretBytes) throws {
+    package func unlock(masterKey: SecretBytes) throws {
         try gate.withWriteLock {
             if !isLocked { return }
             let kek = try AESGCM(key: masterKey)
@@ -214,7 +214,7 @@ public final class Keyring: Sendable {
 
     /// Runs `body` while the keys stay in memory (`lock()` waits for it);
     /// `KeychainError.interactionNotAllowed` when locked. Not re-entrant: take it once per operation.
-    func withKeys<T>(_ body: () throws -> T) throws -> T {
+    package func withKeys<T>(_ body: () throws -> T) throws -> T {
         try gate.withReadLock {
             guard !isLocked else { throw Self.lockedError }
             return try body()
@@ -223,13 +223,13 @@ public final class Keyring: Sendable {
 
     static let lockedError = KeychainError.interactionNotAllowed("the vault is locked; an admin must unlock it")
 
-    static func checkValue(_ masterKey: SecretBytes) -> [UInt8] { Digest.hmacSHA256(key: masterKey, checkLabel) }
+    package static func checkValue(_ masterKey: SecretBytes) -> [UInt8] { Digest.hmacSHA256(key: masterKey, checkLabel) }
 
     // MARK: Opening
 
     /// Opens a sealed secret bound to `binding`. Altered, moved or foreign boxes fail with
     /// `KeychainError.decode` and are logged (without secret material).
-    func open(_ box: [UInt8], binding: SealBinding) throws -> SecretBytes {
+    package func open(_ box: [UInt8], binding: SealBinding) throws -> SecretBytes {
         do {
             let (_, term) = try SealedBox.header(of: box)
             guard let cipher = try cipher(term: term) ?? cipherOfNewerTerm(term) else {

@@ -41,6 +41,11 @@ package struct KeyringRows {
     package var checkValue: [UInt8]?
     package var terms: [StoredTerm]
 
+    package init(checkValue: [UInt8]?, terms: [StoredTerm]) {
+        self.checkValue = checkValue
+        self.terms = terms
+    }
+
     /// A term's row: its data key wrapped under the master key and how many secrets it sealed.
     package struct StoredTerm: Equatable {
         package let term: UInt32

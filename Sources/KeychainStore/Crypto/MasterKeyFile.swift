@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -73,8 +73,8 @@ public enum MasterKeyFile {
 }
 
 /// Atomic, durable small-file writes (master key, admin token).
-enum AtomicFile {
-    static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t) throws {
+package enum AtomicFile {
+    package static func write(_ bytes: UnsafeRawBufferPointer, to path: String, mode: mode_t) throws {
         let directory = parentDirectory(of: path)
         var template = Array("\(directory)/.tmp-XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
@@ -113,7 +113,7 @@ enum AtomicFile {
 
     /// Renames `source` over `destination` (atomic on POSIX) and fsyncs the directory, so the
     /// new name is durable when it returns.
-    static func renameDurably(_ source: String, to destination: String) throws {
+    package static func renameDurably(_ source: String, to destination: String) throws {
         guard Glibc.rename(source, destination) == 0 else {
             throw DataDirectoryError("cannot rename \(source) to \(destination): \(String(cString: strerror(errno)))")
         }
@@ -121,14 +121,14 @@ enum AtomicFile {
     }
 
     /// fsyncs a file's contents.
-    static func fsyncFile(_ path: String) throws {
+    package static func fsyncFile(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw DataDirectoryError("cannot open \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         guard Glibc.fsync(fd) == 0 else { throw DataDirectoryError("cannot fsync \(path): \(String(cString: strerror(errno)))") }
     }
 
-    static func fsyncDirectory(_ directory: String) {
+    package static func fsyncDirectory(_ directory: String) {
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 {
             _ = Glibc.fsync(directoryFD)

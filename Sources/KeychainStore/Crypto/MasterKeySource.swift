@@ -4,6 +4,6 @@ import KeychainCore
 /// key (`rotate()`, or a term started at the rotation threshold). For a data directory, its key
 /// files (`master.key`, then `master.key.new` while a rekey finishes); the keyring takes the one
 /// whose key check value matches.
-struct MasterKeySource: Sendable {
+package struct MasterKeySource: Sendable {
     let candidates: @Sendable () throws -> [SecretBytes]
 }

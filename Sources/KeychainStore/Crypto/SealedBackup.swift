@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import KeychainCore
+package import KeychainCore
 
 /// The sealed backup format: a database copy encrypted and authenticated as a whole, in chunks,
 /// so that sealing and opening hold one chunk in memory whatever the database's size.
@@ -21,7 +21,7 @@ import KeychainCore
 /// final, holds the rest (possibly nothing). So a changed byte, a chunk moved or swapped, a cut
 /// (even at a chunk boundary) or bytes appended all fail, and a backup of another vault (or made
 /// under an older master key) fails at the header check, before any chunk.
-enum SealedBackup {
+package enum SealedBackup {
     static let magic = Array("KEYCHAIND-BACKUP".utf8)
     static let version: UInt8 = 1
     static let defaultChunkSize = 1 << 20
@@ -34,7 +34,7 @@ enum SealedBackup {
     static let fileKeyLabel = Array("keychaind backup file v1".utf8)
 
     /// The key a vault seals its backups under, derived from its master key.
-    static func backupKey(masterKey: SecretBytes) -> SecretBytes {
+    package static func backupKey(masterKey: SecretBytes) -> SecretBytes {
         Digest.hkdfSHA256(key: masterKey, info: keyLabel)
     }
 
@@ -84,7 +84,7 @@ enum SealedBackup {
     /// chunk is authenticated before it is written; on any failure `destination` may hold a
     /// prefix and must be removed by the caller. Returns the index of the key that opened it.
     @discardableResult
-    static func open(from source: String, to destination: String, keys: [SecretBytes]) throws(SealedBackupError) -> Int {
+    package static func open(from source: String, to destination: String, keys: [SecretBytes]) throws(SealedBackupError) -> Int {
         do {
             let input = try BackupFile(reading: source)
             let size = try input.size()
@@ -179,7 +179,7 @@ enum SealedBackup {
 }
 
 /// Why a sealed backup was refused. Says nothing about its contents.
-enum SealedBackupError: Error, Equatable, CustomStringConvertible {
+package enum SealedBackupError: Error, Equatable, CustomStringConvertible {
     /// Not a sealed keychaind backup at all (a plain database copy, another file).
     case notSealed
     case unsupportedVersion(UInt8)
@@ -192,7 +192,7 @@ enum SealedBackupError: Error, Equatable, CustomStringConvertible {
     case truncated
     case io(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .notSealed: "it is not a sealed keychaind backup (no KEYCHAIND-BACKUP header)"
         case .unsupportedVersion(let version): "its format version \(version) is unknown to this keychaind"

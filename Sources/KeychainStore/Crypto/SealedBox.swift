@@ -97,7 +97,20 @@ package enum SealedBox {
         }
     }
 
-    static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {
+    /// Where the term lies in a box, for the backends' SQL that selects secrets by term:
+    /// `termLength` bytes from byte `termStart` (counted from 1, as SQL's substr counts),
+    /// big-endian, so that comparing them byte-wise orders terms (`termKey`).
+    package static let termStart = 2
+    package static let termLength = 4
+
+    /// A term as a box holds it, to compare with the box's bytes at `termStart`.
+    package static func termKey(_ term: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendUInt32(term, to: &bytes)
+        return bytes
+    }
+
+    package static func appendUInt32(_ value: UInt32, to bytes: inout [UInt8]) {
         bytes.append(UInt8(truncatingIfNeeded: value >> 24))
         bytes.append(UInt8(truncatingIfNeeded: value >> 16))
         bytes.append(UInt8(truncatingIfNeeded: value >> 8))

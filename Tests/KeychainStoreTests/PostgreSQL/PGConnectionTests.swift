@@ -3,6 +3,7 @@ import KeychainConcurrency
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 @Suite("PostgreSQL connection")
 struct PGConnectionTests {

@@ -4,6 +4,7 @@ import KeychainCore
 import Synchronization
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 /// Quotas on PostgreSQL: usage kept in shards (no row every write to a group queues on), exact
 /// near the bound under concurrent writers on several connections.

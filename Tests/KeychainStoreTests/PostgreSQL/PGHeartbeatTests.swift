@@ -3,6 +3,7 @@ import KeychainCore
 import Synchronization
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 /// Each node records its release and a heartbeat in `cluster_nodes` (migration 5), and compares
 /// its clock with the database's at each beat (issue 41, item 6).

@@ -3,6 +3,7 @@ import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 /// The items table's SQL on PostgreSQL, with opaque bytes standing for sealed secrets (sealing is
 /// the store's).
@@ -142,6 +143,6 @@ struct PGItemTableLongValueTests {
         let plan = try db.execute("EXPLAIN SELECT seq FROM items WHERE \(filter.whereClause) ORDER BY seq", filter.values)
         let text = (0..<plan.count).map { plan.text($0, 0) }.joined(separator: "\n")
         // The digests are the index condition: the scan seeks, it does not read the whole index.
-        #expect(text.contains(Schema.lookupIndexName(.genericPassword)) && text.contains("Index Cond: ((text_digest"), "\(text)")
+        #expect(text.contains(ItemColumns.lookupIndexName(.genericPassword)) && text.contains("Index Cond: ((text_digest"), "\(text)")
     }
 }

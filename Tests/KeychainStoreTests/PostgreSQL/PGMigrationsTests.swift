@@ -3,6 +3,7 @@ import KeychainCore
 import Synchronization
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 @Suite("PostgreSQL migrations")
 struct PGMigrationsTests {
@@ -40,7 +41,7 @@ struct PGMigrationsTests {
         try add("r1", group: "g1", account: "a")
         try add("r2", group: "g2", account: "a")  // the same key in another group
         let clash = #expect(throws: PostgreSQLError.self) { try add("r3", group: "g1", account: "a") }
-        #expect(clash?.constraint == Schema.primaryKeyIndexName(.genericPassword))
+        #expect(clash?.constraint == ItemColumns.primaryKeyIndexName(.genericPassword))
         try add("r4", group: "g1", account: nil)
         // An absent account is the empty string's, as on SQLite and Apple.
         #expect(throws: PostgreSQLError.self) { try add("r5", group: "g1", account: "") }

@@ -2,6 +2,7 @@ import Foundation
 import KeychainCore
 import KeychainTestSupport
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
 /// An empty database for one test: a schema of its own on the process's throwaway cluster
 /// (`ThrowawayPostgres.shared()`), which every connection made with `url` uses as its search path.
@@ -23,9 +24,9 @@ struct PGTestDatabase {
         try PGMigrations.apply(on: connect())
         let settings = PGSettings(url: url)
         let masterKey = try MasterKeyFile.generate()
+        let storage = PGKeyringStorage(settings: settings)
         let keyring = try Keyring.create(
-            storage: PGKeyringStorage(settings: settings), masterKey: masterKey, source: MasterKeySource { [masterKey] },
-            logger: quietLogger)
-        return PGItemStore(connections: PGConnections(settings: settings), keyring: keyring, quota: quota)
+            storage: storage, masterKey: masterKey, source: MasterKeySource { [masterKey] }, logger: quietLogger)
+        return PGItemStore(connections: PGConnections(settings: settings), keyring: keyring, reservations: storage, quota: quota)
     }
 }

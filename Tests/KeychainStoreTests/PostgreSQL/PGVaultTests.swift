@@ -3,14 +3,15 @@ import KeychainTestSupport
 import KeychainCore
 import Testing
 @testable import KeychainStore
+@testable import KeychainPostgreSQL
 
-/// Nodes of one PostgreSQL vault in one process: each a `PGVault` with a data directory of its
+/// Nodes of one PostgreSQL vault in one process: each a `Vault` with a data directory of its
 /// own (a copy of the first node's master.key) over the same database.
 final class Cluster: @unchecked Sendable {
     let database: PGTestDatabase
     let settings: PGSettings
     let first = TemporaryDirectory()
-    private(set) var nodes: [PGVault] = []
+    private(set) var nodes: [Vault] = []
     private var directories: [TemporaryDirectory] = []
 
     init(nodes count: Int, rotationThreshold: UInt64 = Keyring.defaultRotationThreshold, leaseSize: UInt64 = 10_000) throws {

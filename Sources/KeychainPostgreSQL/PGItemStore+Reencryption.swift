@@ -1,0 +1,70 @@
+import KeychainCore
+import KeychainStore
+
+/// Re-encryption on PostgreSQL, as on SQLite (`SQLiteItemStore+Reencryption`): batches of secrets
+/// sealed under older terms re-sealed under the current one, then the terms that seal nothing
+/// any more retired for every node. A secret's term is compared as the box holds it
+/// (`SealedBox.termStart`), whose byte-wise order is term order.
+extension PGItemStore: ReencryptingStore {
+    func countSecrets(olderThan term: UInt32) throws -> Int {
+        try StoreErrors.map {
+            try connections.withConnection { db in
+                Int(try db.execute(
+                    "SELECT count(*) FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) < $1",
+                    [Self.termBytes(term)]
+                ).int64(0, 0))
+            }
+        }
+    }
+
+    func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+        try StoreErrors.map { try keyring.withKeys {
+            try connections.withConnection { db in
+                try db.transaction { () -> (lastSeq: Int64, count: Int)? in
+                    let rows = try db.execute(
+                        """
+                        SELECT seq, class, persistent_ref, coalesce("accessGroup", ''), secret FROM items
+                        WHERE seq > $1 AND secret IS NOT NULL AND \(Self.secretTerm) < $2
+                        ORDER BY seq LIMIT $3 FOR UPDATE
+                        """,
+                        [.int8(afterSeq), Self.termBytes(term), .int8(Int64(limit))])
+                    guard rows.count > 0 else { return nil }
+                    for row in 0..<rows.count {
+                        guard let itemClass = ItemClass.storedByCode[rows.text(row, 1)],
+                            let ref = PersistentRef(rows.text(row, 2))
+                        else { throw KeychainError.decode("a stored item has an unknown class or a malformed persistent reference") }
+                        let binding = SealBinding(itemClass: itemClass, persistentRef: ref, accessGroup: rows.text(row, 3))
+                        let plaintext = try keyring.open(rows.bytes(row, 4), binding: binding)
+                        try db.execute(
+                            "UPDATE items SET secret = $1 WHERE seq = $2",
+                            [.bytea(try keyring.seal(plaintext, binding: binding, reservingFrom: reservations)), .int8(rows.int64(row, 0))])
+                    }
+                    return (rows.int64(rows.count - 1, 0), rows.count)
+                }
+            }
+        } }
+    }
+
+    /// Deletes the terms older than `term` that no stored secret is sealed under any more, in one
+    /// transaction under the keyring's lock, which announces it: every node then forgets them.
+    @discardableResult
+    func retireTerms(olderThan term: UInt32) throws -> [UInt32] {
+        try StoreErrors.map {
+            let candidates = keyring.terms.filter { $0 < term && $0 != keyring.currentTerm }
+            guard !candidates.isEmpty else { return [] }
+            let retired = try reservations.retire(candidates) { term, db in
+                try db.execute(
+                    "SELECT 1 FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) = $1 LIMIT 1",
+                    [Self.termBytes(term)]
+                ).count == 0
+            }
+            keyring.forget(retiredTerms: retired)
+            return retired
+        }
+    }
+
+    /// A stored secret's term, as bytes whose order is term order (`SealedBox.termStart`).
+    private static let secretTerm = "substring(secret FROM \(SealedBox.termStart) FOR \(SealedBox.termLength))"
+
+    private static func termBytes(_ term: UInt32) -> PGValue { .bytea(SealedBox.termKey(term)) }
+}

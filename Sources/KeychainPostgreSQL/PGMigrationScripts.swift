@@ -1,0 +1,198 @@
+import KeychainStore
+
+/// The text of every shipped PostgreSQL migration, frozen as SQLite's are (`Migrations`): a
+/// database was made with exactly this SQL, so no text here depends on an application type and
+/// none is ever edited; a schema change is a new migration (`ShippedMigrationsTests` pins each
+/// text's digest).
+extension PGMigrations {
+    /// Migration 1: items, the keyring (wrapped data keys per term and the key check value) and
+    /// clients, as SQLite's migrations 1 and 2 hold them, string and data attributes indexed by
+    /// digest (`PGSchema.indexed`). `text_digest` is SHA-256 of a text's bytes: `textsend` is only
+    /// STABLE in the catalogue, which an index expression refuses, but its bytes are the text in
+    /// the database's encoding, which never changes for a database, so the digest is IMMUTABLE in fact.
+    static let version1 = #"""
+        CREATE FUNCTION text_digest(text) RETURNS bytea
+            LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+            RETURN sha256(textsend($1));
+        CREATE TABLE items (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            class text NOT NULL,
+            persistent_ref text NOT NULL UNIQUE,
+            "accessible" text,
+            "accessControl" bytea,
+            "accessGroup" text,
+            "synchronizable" bigint,
+            "creationDate" bigint,
+            "modificationDate" bigint,
+            "label" text,
+            "syncViewHint" text,
+            "tokenID" text,
+            "description" text,
+            "comment" text,
+            "creator" bigint,
+            "type" bigint,
+            "isInvisible" bigint,
+            "isNegative" bigint,
+            "account" text,
+            "service" text,
+            "generic" bytea,
+            "securityDomain" text,
+            "server" text,
+            "protocol" text,
+            "authenticationType" text,
+            "port" bigint,
+            "path" text,
+            "certificateType" text,
+            "certificateEncoding" text,
+            "subject" bytea,
+            "issuer" bytea,
+            "serialNumber" bytea,
+            "subjectKeyID" bytea,
+            "publicKeyHash" bytea,
+            "keyClass" text,
+            "applicationLabel" bytea,
+            "applicationTag" bytea,
+            "keyType" text,
+            "keySizeInBits" bigint,
+            "effectiveKeySize" bigint,
+            "isPermanent" bigint,
+            "canEncrypt" bigint,
+            "canDecrypt" bigint,
+            "canDerive" bigint,
+            "canSign" bigint,
+            "canVerify" bigint,
+            "canWrap" bigint,
+            "canUnwrap" bigint,
+            "isSensitive" bigint,
+            "isExtractable" bigint,
+            secret bytea
+        );
+        CREATE UNIQUE INDEX items_pk_genp ON items (text_digest(coalesce("service", '')), text_digest(coalesce("account", '')), text_digest(coalesce("accessGroup", '')), coalesce("synchronizable", 0), text_digest(coalesce("syncViewHint", '')), text_digest(coalesce("tokenID", ''))) WHERE class = 'genp';
+        CREATE INDEX items_lookup_genp ON items (text_digest(coalesce("service", '')), text_digest(coalesce("account", '')), coalesce("synchronizable", 0), seq) WHERE class = 'genp';
+        CREATE UNIQUE INDEX items_pk_inet ON items (text_digest(coalesce("server", '')), text_digest(coalesce("account", '')), text_digest(coalesce("accessGroup", '')), coalesce("synchronizable", 0), text_digest(coalesce("syncViewHint", '')), text_digest(coalesce("tokenID", '')), text_digest(coalesce("securityDomain", '')), text_digest(coalesce("protocol", '')), text_digest(coalesce("authenticationType", '')), coalesce("port", 0), text_digest(coalesce("path", ''))) WHERE class = 'inet';
+        CREATE INDEX items_lookup_inet ON items (text_digest(coalesce("server", '')), text_digest(coalesce("account", '')), coalesce("synchronizable", 0), seq) WHERE class = 'inet';
+        CREATE UNIQUE INDEX items_pk_cert ON items (sha256(coalesce("issuer", '\x'::bytea)), sha256(coalesce("serialNumber", '\x'::bytea)), text_digest(coalesce("accessGroup", '')), coalesce("synchronizable", 0), text_digest(coalesce("syncViewHint", '')), text_digest(coalesce("tokenID", '')), text_digest(coalesce("certificateType", ''))) WHERE class = 'cert';
+        CREATE INDEX items_lookup_cert ON items (sha256(coalesce("issuer", '\x'::bytea)), sha256(coalesce("serialNumber", '\x'::bytea)), coalesce("synchronizable", 0), seq) WHERE class = 'cert';
+        CREATE UNIQUE INDEX items_pk_keys ON items (sha256(coalesce("applicationTag", '\x'::bytea)), text_digest(coalesce("accessGroup", '')), coalesce("synchronizable", 0), text_digest(coalesce("syncViewHint", '')), text_digest(coalesce("tokenID", '')), text_digest(coalesce("keyClass", '')), sha256(coalesce("applicationLabel", '\x'::bytea)), text_digest(coalesce("keyType", '')), coalesce("keySizeInBits", 0), coalesce("effectiveKeySize", 0)) WHERE class = 'keys';
+        CREATE INDEX items_lookup_keys ON items (sha256(coalesce("applicationTag", '\x'::bytea)), coalesce("synchronizable", 0), seq) WHERE class = 'keys';
+        CREATE TABLE keyring (
+            term bigint PRIMARY KEY,
+            wrapped_key bytea NOT NULL,
+            created bigint NOT NULL,
+            encryptions bigint NOT NULL DEFAULT 0
+        );
+        CREATE TABLE keyring_check (
+            id integer PRIMARY KEY CHECK (id = 1),
+            check_value bytea NOT NULL
+        );
+        CREATE TABLE clients (
+            name text PRIMARY KEY,
+            access_groups text NOT NULL,
+            role text NOT NULL,
+            created bigint NOT NULL,
+            token_hash bytea NOT NULL UNIQUE
+        );
+        """#
+
+    /// Migration 2: what several nodes share besides items, keys and clients. `group_usage` as
+    /// on SQLite (migration 3), filled from the items stored; `cluster_state`, one row of
+    /// versioned state every node follows (`PGClusterState`): whether the vault is locked, and
+    /// counters bumped by every change to the clients and the keyring.
+    static let version2 = #"""
+        CREATE TABLE group_usage (
+            access_group text PRIMARY KEY,
+            items bigint NOT NULL,
+            secret_bytes bigint NOT NULL
+        );
+        INSERT INTO group_usage (access_group, items, secret_bytes)
+            SELECT coalesce("accessGroup", ''), count(*), sum(coalesce(octet_length(secret) - 33, 0))
+            FROM items GROUP BY 1;
+        CREATE TABLE cluster_state (
+            id integer PRIMARY KEY CHECK (id = 1),
+            locked boolean NOT NULL DEFAULT false,
+            clients_version bigint NOT NULL DEFAULT 0,
+            keyring_version bigint NOT NULL DEFAULT 0
+        );
+        INSERT INTO cluster_state (id) VALUES (1);
+        """#
+
+    /// Migration 3: `group_usage` in shards, a row per group and connection shard
+    /// (`pg_backend_pid() % PGGroupUsageTable.shards`), so that writes to one group from several
+    /// connections and nodes do not queue on one row until each commits.
+    static let version3 = #"""
+        ALTER TABLE group_usage DROP CONSTRAINT group_usage_pkey;
+        ALTER TABLE group_usage ADD COLUMN shard integer NOT NULL DEFAULT 0;
+        ALTER TABLE group_usage ADD PRIMARY KEY (access_group, shard);
+        """#
+
+    /// Migration 4: attribute bytes (`GroupQuota.attributeBytes`), counted for the items already
+    /// stored into each group's shard 0, as `AttributeValue.storedBytes` counts them: a text's or
+    /// bytea's bytes, 8 for a bigint.
+    static let version4 = #"""
+        ALTER TABLE group_usage ADD COLUMN attribute_bytes bigint NOT NULL DEFAULT 0;
+        INSERT INTO group_usage (access_group, shard, items, secret_bytes, attribute_bytes)
+            SELECT coalesce("accessGroup", ''), 0, 0, 0, sum(
+                coalesce(octet_length("accessible"), 0) +
+                coalesce(octet_length("accessControl"), 0) +
+                coalesce(octet_length("accessGroup"), 0) +
+                CASE WHEN "synchronizable" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "creationDate" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "modificationDate" IS NULL THEN 0 ELSE 8 END +
+                coalesce(octet_length("label"), 0) +
+                coalesce(octet_length("syncViewHint"), 0) +
+                coalesce(octet_length("tokenID"), 0) +
+                coalesce(octet_length("description"), 0) +
+                coalesce(octet_length("comment"), 0) +
+                CASE WHEN "creator" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "type" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "isInvisible" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "isNegative" IS NULL THEN 0 ELSE 8 END +
+                coalesce(octet_length("account"), 0) +
+                coalesce(octet_length("service"), 0) +
+                coalesce(octet_length("generic"), 0) +
+                coalesce(octet_length("securityDomain"), 0) +
+                coalesce(octet_length("server"), 0) +
+                coalesce(octet_length("protocol"), 0) +
+                coalesce(octet_length("authenticationType"), 0) +
+                CASE WHEN "port" IS NULL THEN 0 ELSE 8 END +
+                coalesce(octet_length("path"), 0) +
+                coalesce(octet_length("certificateType"), 0) +
+                coalesce(octet_length("certificateEncoding"), 0) +
+                coalesce(octet_length("subject"), 0) +
+                coalesce(octet_length("issuer"), 0) +
+                coalesce(octet_length("serialNumber"), 0) +
+                coalesce(octet_length("subjectKeyID"), 0) +
+                coalesce(octet_length("publicKeyHash"), 0) +
+                coalesce(octet_length("keyClass"), 0) +
+                coalesce(octet_length("applicationLabel"), 0) +
+                coalesce(octet_length("applicationTag"), 0) +
+                coalesce(octet_length("keyType"), 0) +
+                CASE WHEN "keySizeInBits" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "effectiveKeySize" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "isPermanent" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canEncrypt" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canDecrypt" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canDerive" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canSign" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canVerify" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canWrap" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "canUnwrap" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "isSensitive" IS NULL THEN 0 ELSE 8 END +
+                CASE WHEN "isExtractable" IS NULL THEN 0 ELSE 8 END
+            ) FROM items GROUP BY 1
+            ON CONFLICT (access_group, shard) DO UPDATE SET attribute_bytes = excluded.attribute_bytes;
+        """#
+
+    /// Migration 5: one row per node (`PGClusterNodes`): the release it runs, the schema version
+    /// it knows, when it started and its last heartbeat, so that a feature can tell whether a
+    /// node running an older release is still live.
+    static let version5 = #"""
+        CREATE TABLE cluster_nodes (
+            node text PRIMARY KEY,
+            release text NOT NULL,
+            schema_version bigint NOT NULL,
+            started_at timestamptz NOT NULL,
+            heartbeat_at timestamptz NOT NULL
+        );
+        """#
+}

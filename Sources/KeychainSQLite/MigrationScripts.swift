@@ -1,0 +1,170 @@
+import KeychainStore
+
+/// The text of every shipped SQLite migration, frozen: a database made by a release was made with
+/// exactly this SQL, and a restore compares a backup's schema with a replay of it. So no text here
+/// depends on an application type (`Attribute.all`, `SealedBox.overhead`, ...) and none is ever
+/// edited: a schema change is a new migration (`ShippedMigrationsTests` pins each text's digest).
+extension Migrations {
+    /// Migration 1: items (one typed column per catalogue attribute, named by its JSON name) with a
+    /// partial UNIQUE index per stored class over its primary key, absent values read as Apple's
+    /// defaults (`ifnull`; dates as 2001-01-01 in milliseconds); the keyring; clients.
+    static let version1 = #"""
+        CREATE TABLE items (
+            seq INTEGER PRIMARY KEY,
+            class TEXT NOT NULL,
+            persistent_ref TEXT NOT NULL UNIQUE,
+            "accessible" TEXT,
+            "accessControl" BLOB,
+            "accessGroup" TEXT,
+            "synchronizable" INTEGER,
+            "creationDate" INTEGER,
+            "modificationDate" INTEGER,
+            "label" TEXT,
+            "syncViewHint" TEXT,
+            "tokenID" TEXT,
+            "description" TEXT,
+            "comment" TEXT,
+            "creator" INTEGER,
+            "type" INTEGER,
+            "isInvisible" INTEGER,
+            "isNegative" INTEGER,
+            "account" TEXT,
+            "service" TEXT,
+            "generic" BLOB,
+            "securityDomain" TEXT,
+            "server" TEXT,
+            "protocol" TEXT,
+            "authenticationType" TEXT,
+            "port" INTEGER,
+            "path" TEXT,
+            "certificateType" TEXT,
+            "certificateEncoding" TEXT,
+            "subject" BLOB,
+            "issuer" BLOB,
+            "serialNumber" BLOB,
+            "subjectKeyID" BLOB,
+            "publicKeyHash" BLOB,
+            "keyClass" TEXT,
+            "applicationLabel" BLOB,
+            "applicationTag" BLOB,
+            "keyType" TEXT,
+            "keySizeInBits" INTEGER,
+            "effectiveKeySize" INTEGER,
+            "isPermanent" INTEGER,
+            "canEncrypt" INTEGER,
+            "canDecrypt" INTEGER,
+            "canDerive" INTEGER,
+            "canSign" INTEGER,
+            "canVerify" INTEGER,
+            "canWrap" INTEGER,
+            "canUnwrap" INTEGER,
+            "isSensitive" INTEGER,
+            "isExtractable" INTEGER,
+            secret BLOB
+        );
+        CREATE UNIQUE INDEX items_pk_genp ON items(ifnull("service", ''), ifnull("account", ''), ifnull("accessGroup", ''), ifnull("synchronizable", 0), ifnull("syncViewHint", ''), ifnull("tokenID", '')) WHERE class = 'genp';
+        CREATE UNIQUE INDEX items_pk_inet ON items(ifnull("server", ''), ifnull("account", ''), ifnull("accessGroup", ''), ifnull("synchronizable", 0), ifnull("syncViewHint", ''), ifnull("tokenID", ''), ifnull("securityDomain", ''), ifnull("protocol", ''), ifnull("authenticationType", ''), ifnull("port", 0), ifnull("path", '')) WHERE class = 'inet';
+        CREATE UNIQUE INDEX items_pk_cert ON items(ifnull("issuer", x''), ifnull("serialNumber", x''), ifnull("accessGroup", ''), ifnull("synchronizable", 0), ifnull("syncViewHint", ''), ifnull("tokenID", ''), ifnull("certificateType", '')) WHERE class = 'cert';
+        CREATE UNIQUE INDEX items_pk_keys ON items(ifnull("applicationTag", x''), ifnull("accessGroup", ''), ifnull("synchronizable", 0), ifnull("syncViewHint", ''), ifnull("tokenID", ''), ifnull("keyClass", ''), ifnull("applicationLabel", x''), ifnull("keyType", ''), ifnull("keySizeInBits", 0), ifnull("effectiveKeySize", 0)) WHERE class = 'keys';
+        CREATE TABLE keyring (
+            term INTEGER PRIMARY KEY,
+            wrapped_key BLOB NOT NULL,
+            created INTEGER NOT NULL,
+            encryptions INTEGER NOT NULL DEFAULT 0
+        ) STRICT;
+        CREATE TABLE keyring_check (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            check_value BLOB NOT NULL
+        ) STRICT;
+        CREATE TABLE clients (
+            name TEXT PRIMARY KEY,
+            access_groups TEXT NOT NULL,
+            role TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            token_hash BLOB NOT NULL UNIQUE
+        ) STRICT;
+        """#
+
+    /// Migration 2: per class, the common lookup attributes and `synchronizable` followed by
+    /// `seq`, so that a lookup (a token fetch: service + account) returns its matches already in
+    /// creation order. With only the primary-key index SQLite built a temporary B-tree for
+    /// `ORDER BY seq` on every query, which cost more than the lookup itself.
+    static let version2 = #"""
+        CREATE INDEX items_lookup_genp ON items(ifnull("service", ''), ifnull("account", ''), ifnull("synchronizable", 0), seq) WHERE class = 'genp';
+        CREATE INDEX items_lookup_inet ON items(ifnull("server", ''), ifnull("account", ''), ifnull("synchronizable", 0), seq) WHERE class = 'inet';
+        CREATE INDEX items_lookup_cert ON items(ifnull("issuer", x''), ifnull("serialNumber", x''), ifnull("synchronizable", 0), seq) WHERE class = 'cert';
+        CREATE INDEX items_lookup_keys ON items(ifnull("applicationTag", x''), ifnull("synchronizable", 0), seq) WHERE class = 'keys';
+        """#
+
+    /// Migration 3: `group_usage` (`GroupUsageTable`), filled from the items stored; a sealed
+    /// secret is its plaintext and 33 bytes (`SealedBox.overhead` when this shipped).
+    static let version3 = #"""
+        CREATE TABLE group_usage (
+            access_group TEXT PRIMARY KEY,
+            items INTEGER NOT NULL,
+            secret_bytes INTEGER NOT NULL
+        ) STRICT;
+        INSERT INTO group_usage (access_group, items, secret_bytes)
+            SELECT ifnull("accessGroup", ''), count(*), sum(ifnull(length(secret) - 33, 0))
+            FROM items GROUP BY 1;
+        """#
+
+    /// Migration 4: attribute bytes (`GroupQuota.attributeBytes`), counted for the items already
+    /// stored as `AttributeValue.storedBytes` counts them: a text's UTF-8 bytes, a blob's bytes, 8
+    /// for an integer (a column holds only its attribute's type). `WHERE true` lets SQLite parse
+    /// the upsert after a SELECT.
+    static let version4 = #"""
+        ALTER TABLE group_usage ADD COLUMN attribute_bytes INTEGER NOT NULL DEFAULT 0;
+        INSERT INTO group_usage (access_group, items, secret_bytes, attribute_bytes)
+            SELECT ifnull("accessGroup", ''), 0, 0, sum(
+                ifnull(length(CAST("accessible" AS BLOB)), 0) +
+                ifnull(length("accessControl"), 0) +
+                ifnull(length(CAST("accessGroup" AS BLOB)), 0) +
+                ("synchronizable" IS NOT NULL) * 8 +
+                ("creationDate" IS NOT NULL) * 8 +
+                ("modificationDate" IS NOT NULL) * 8 +
+                ifnull(length(CAST("label" AS BLOB)), 0) +
+                ifnull(length(CAST("syncViewHint" AS BLOB)), 0) +
+                ifnull(length(CAST("tokenID" AS BLOB)), 0) +
+                ifnull(length(CAST("description" AS BLOB)), 0) +
+                ifnull(length(CAST("comment" AS BLOB)), 0) +
+                ("creator" IS NOT NULL) * 8 +
+                ("type" IS NOT NULL) * 8 +
+                ("isInvisible" IS NOT NULL) * 8 +
+                ("isNegative" IS NOT NULL) * 8 +
+                ifnull(length(CAST("account" AS BLOB)), 0) +
+                ifnull(length(CAST("service" AS BLOB)), 0) +
+                ifnull(length("generic"), 0) +
+                ifnull(length(CAST("securityDomain" AS BLOB)), 0) +
+                ifnull(length(CAST("server" AS BLOB)), 0) +
+                ifnull(length(CAST("protocol" AS BLOB)), 0) +
+                ifnull(length(CAST("authenticationType" AS BLOB)), 0) +
+                ("port" IS NOT NULL) * 8 +
+                ifnull(length(CAST("path" AS BLOB)), 0) +
+                ifnull(length(CAST("certificateType" AS BLOB)), 0) +
+                ifnull(length(CAST("certificateEncoding" AS BLOB)), 0) +
+                ifnull(length("subject"), 0) +
+                ifnull(length("issuer"), 0) +
+                ifnull(length("serialNumber"), 0) +
+                ifnull(length("subjectKeyID"), 0) +
+                ifnull(length("publicKeyHash"), 0) +
+                ifnull(length(CAST("keyClass" AS BLOB)), 0) +
+                ifnull(length("applicationLabel"), 0) +
+                ifnull(length("applicationTag"), 0) +
+                ifnull(length(CAST("keyType" AS BLOB)), 0) +
+                ("keySizeInBits" IS NOT NULL) * 8 +
+                ("effectiveKeySize" IS NOT NULL) * 8 +
+                ("isPermanent" IS NOT NULL) * 8 +
+                ("canEncrypt" IS NOT NULL) * 8 +
+                ("canDecrypt" IS NOT NULL) * 8 +
+                ("canDerive" IS NOT NULL) * 8 +
+                ("canSign" IS NOT NULL) * 8 +
+                ("canVerify" IS NOT NULL) * 8 +
+                ("canWrap" IS NOT NULL) * 8 +
+                ("canUnwrap" IS NOT NULL) * 8 +
+                ("isSensitive" IS NOT NULL) * 8 +
+                ("isExtractable" IS NOT NULL) * 8
+            ) FROM items WHERE true GROUP BY 1
+            ON CONFLICT (access_group) DO UPDATE SET attribute_bytes = excluded.attribute_bytes;
+        """#
+}

@@ -1,0 +1,51 @@
+package import KeychainCore
+package import KeychainStore
+package import Logging
+
+/// One node's storage: every table in one SQLite database (WAL), its writes in group commits
+/// off the request threads, its reads through a pool of reading connections.
+package final class SQLiteBackend: VaultBackend {
+    package let pool: ConnectionPool
+    private let itemStore: SQLiteItemStore
+    private let clientStore: SQLiteClientStore
+
+    package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
+        self.pool = pool
+        itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
+        clientStore = SQLiteClientStore(pool: pool)
+    }
+
+    package var items: any ItemStore & ReencryptingStore { itemStore }
+    package var clients: any ClientStore { clientStore }
+    package var keyringStorage: any KeyringStorage { KeyringTable(pool: pool) }
+    package var commitStatistics: CommitStatistics { itemStore.commitStatistics }
+    package var writesWaitOffWorkers: Bool { true }
+    package var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
+    package var database: DatabaseStatistics? { nil }
+    package var refreshExchangeLock: (any RefreshExchangeLock)? { nil }
+    package var sharesLockState: Bool { false }
+
+    package func recordLocked(_ locked: Bool) {}
+
+    package var backupRefusal: KeychainError? { nil }
+
+    package func snapshot(into path: String) throws { try pool.read { db in try db.backup(into: path) } }
+
+    package func close() { pool.close() }
+}
+
+extension Vault {
+    /// A vault on the SQLite database `pool` has open.
+    package convenience init(
+        pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger,
+        quota: GroupQuota = .unlimited
+    ) {
+        self.init(
+            backend: SQLiteBackend(pool: pool, keyring: keyring, logger: logger, quota: quota), keyring: keyring,
+            directory: directory, logger: logger)
+    }
+
+    /// The SQLite database's connections, when the vault is on SQLite (tests and benchmarks
+    /// read the tables directly).
+    package var sqlitePool: ConnectionPool? { (backend as? SQLiteBackend)?.pool }
+}

@@ -1,0 +1,55 @@
+import KeychainCore
+import KeychainStore
+
+extension SQLiteItemStore: ReencryptingStore {
+    /// How many stored secrets are sealed under a term older than `term`. Needs no key.
+    package func countSecrets(olderThan term: UInt32) throws -> Int {
+        try StoreErrors.map { try pool.read { db in try ItemTable.countSecrets(olderThan: term, on: db) } }
+    }
+
+    /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
+    /// term, in one transaction, in `seq` order after `afterSeq`. Returns the last `seq` visited
+    /// and how many were re-sealed, or nil when none is left.
+    package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
+        try StoreErrors.map { try keyring.withKeys {
+            try pool.write { db in
+                try keyring.transaction(on: db) { () -> (lastSeq: Int64, count: Int)? in
+                    try keyring.prepareForSealing(limit, on: db)
+                    let secrets = try ItemTable.secrets(olderThan: term, after: afterSeq, limit: limit, on: db)
+                    guard let last = secrets.last else { return nil }
+                    for secret in secrets {
+                        let binding = SealBinding(
+                            itemClass: secret.itemClass, persistentRef: secret.persistentRef, accessGroup: secret.accessGroup)
+                        let plaintext = try keyring.open(secret.box, binding: binding)
+                        try ItemTable.replaceSecret(of: secret.seq, with: keyring.seal(plaintext, binding: binding, on: db), on: db)
+                    }
+                    return (last.seq, secrets.count)
+                }
+            }
+        } }
+    }
+
+    /// Destroys the data keys of the terms older than `term` that no stored secret is sealed
+    /// under any more (after a re-encryption under `term`): their rows are deleted in one write
+    /// transaction, which checks each term's secrets, then the keyring forgets (and wipes) them.
+    /// The newest term is never retired. Returns the terms retired.
+    @discardableResult
+    package func retireTerms(olderThan term: UInt32) throws -> [UInt32] {
+        try StoreErrors.map {
+            let candidates = keyring.terms.filter { $0 < term && $0 != keyring.currentTerm }
+            guard !candidates.isEmpty else { return [] }
+            let retired = try pool.write { db in
+                try db.transaction {
+                    var retired: [UInt32] = []
+                    for candidate in candidates where try !ItemTable.hasSecrets(underTerm: candidate, on: db) {
+                        try KeyringTable.deleteTerm(candidate, on: db)
+                        retired.append(candidate)
+                    }
+                    return retired
+                }
+            }
+            keyring.forget(retiredTerms: retired)
+            return retired
+        }
+    }
+}

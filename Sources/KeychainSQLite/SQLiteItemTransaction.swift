@@ -1,0 +1,118 @@
+import KeychainCore
+import KeychainStore
+
+/// The operations of one `SQLiteItemStore.transaction`, on the writer connection inside the open
+/// write transaction of its batch (in a savepoint when the batch has several): secrets sealed with the keyring (AES-256-GCM, bound to the item's class,
+/// persistent reference and access group), the lookup map kept a superset of the rows.
+///
+/// A row is listed in the lookup map when it is written (before any reader can see it) and
+/// unlisted only once the transaction has committed (`unlisted`), unless a later write in it
+/// listed it again under the same key and `seq` (SQLite numbers a row after the largest left, so
+/// a row added after the newest was deleted takes its `seq`). A rolled-back transaction (or
+/// savepoint) unlists nothing: what it listed stays, costing a find one read by `seq`.
+final class SQLiteItemTransaction: ItemOperations {
+    private let db: SQLiteConnection
+    private let keyring: Keyring
+    private let lookups: ItemLookupMap
+    /// Rows deleted or re-keyed: removed from under these keys once the batch commits.
+    private(set) var unlisted: Set<ItemLookupMap.Entry> = []
+    private var doom = TransactionDoom()
+    /// The first error an operation threw: the transaction then commits nothing.
+    var failure: KeychainError? { doom.failure }
+    /// What the transaction changes in each access group's usage, settled before it commits.
+    private(set) var usage = GroupUsageChanges()
+
+    /// `unlisted`: what the writes committed before this one in its batch unlisted.
+    init(db: SQLiteConnection, keyring: Keyring, lookups: ItemLookupMap, unlisted: Set<ItemLookupMap.Entry> = []) {
+        self.db = db
+        self.keyring = keyring
+        self.lookups = lookups
+        self.unlisted = unlisted
+    }
+
+    /// Writes the transaction's usage changes and checks them against `quota`, as its last
+    /// operation before the commit.
+    func settleUsage(quota: GroupQuota) throws {
+        try run {
+            try usage.settle(quota: quota) { try GroupUsageTable.add($1, to: $0, on: db) }
+        }
+    }
+
+    /// Uniqueness is enforced by the database (a partial UNIQUE index per class over the primary
+    /// key with Apple's defaults), so two concurrent adds cannot both succeed.
+    func add(_ items: [Item]) throws {
+        try run {
+            try keyring.prepareForSealing(items.count { $0.secret != nil }, on: db)
+            for item in items {
+                let sealed = try item.secret.map { try keyring.seal($0, binding: SealBinding(of: item), on: db) }
+                let seq = try ItemTable.insert(item, sealedSecret: sealed, on: db)
+                list(ItemLookupMap.Entry(key: ItemTable.lookupKey(of: item), seq: seq))
+                usage.recordAdded(item, to: item.accessGroup)
+            }
+        }
+    }
+
+    /// Reads on the writer, past the find cache, so it sees this transaction's writes.
+    func find(
+        _ filter: ItemFilter, limit: Int?, after cursor: ItemCursor?, reading contents: ItemContents, maxBytes: Int?
+    ) throws -> ItemPage {
+        try run {
+            let key = FindCache.Key(filter: filter, limit: limit, after: cursor, contents: contents, maxBytes: maxBytes)
+            return try FoundRow.page(
+                of: ItemReader.rows(for: key, lookups: lookups, on: db), limit: limit, maxBytes: maxBytes, keyring: keyring)
+        }
+    }
+
+    func update(_ filter: ItemFilter, with changes: ItemChanges) throws -> Int {
+        try run {
+            let plan = ItemUpdatePlan(filter, changes)
+            let lead = ItemLookupMap.keyAttributes(of: filter.itemClass)
+            let rekeys = lead.contains { changes.attributes.keys.contains($0) }
+            try keyring.prepareForSealing(changes.secret != nil ? 1 : 0, on: db)
+            let rows = try ItemTable.rowsToUpdate(filter, on: db)
+            for row in rows {
+                if rekeys {
+                    // Listed under the new key now, unlisted from under the old one on commit.
+                    let newValues = zip(lead, row.lookupValues).map { attribute, old in
+                        changes.attributes[attribute].map { $0.map(ItemTable.sqlValue) ?? .null } ?? old
+                    }
+                    let oldKey = ItemLookupMap.Key(filter.itemClass, row.lookupValues)
+                    let newKey = ItemLookupMap.Key(filter.itemClass, newValues)
+                    if newKey != oldKey {
+                        list(ItemLookupMap.Entry(key: newKey, seq: row.seq))
+                        unlisted.insert(ItemLookupMap.Entry(key: oldKey, seq: row.seq))
+                    }
+                }
+                guard let ref = PersistentRef(row.persistentRef) else { throw KeychainError.decode("bad persistent reference") }
+                let change = try plan.change(
+                    of: ItemUpdatePlan.Row(
+                        persistentRef: ref, accessGroup: row.accessGroup, modificationDate: row.modificationDate,
+                        sealedSecret: row.sealedSecret, attributes: row.attributes),
+                    keyring: keyring, usage: &usage, seal: { try keyring.seal($0, binding: $1, on: db) })
+                try ItemTable.update(
+                    row.seq, attributes: plan.changedAttributes, modificationDate: change.modificationDate,
+                    sealedSecret: change.sealedSecret, on: db)
+            }
+            return rows.count
+        }
+    }
+
+    func delete(_ filter: ItemFilter) throws -> Int {
+        try run {
+            let deleted = try ItemTable.delete(filter, on: db)
+            for row in deleted {
+                unlisted.insert(row.entry)
+                usage.recordDeleted(from: row.accessGroup, attributes: row.attributes, sealedBytes: row.sealedBytes)
+            }
+            return deleted.count
+        }
+    }
+
+    private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }
+
+    /// Lists a row written in this transaction (again, if it was unlisted earlier in it).
+    private func list(_ entry: ItemLookupMap.Entry) {
+        lookups.add(entry.key, seq: entry.seq)
+        if !unlisted.isEmpty { unlisted.remove(entry) }
+    }
+}

@@ -1,0 +1,33 @@
+package import KeychainCore
+
+/// What a storage backend gives the one `Vault`: its stores over its database, the keyring's
+/// rows, what it knows of itself for health and metrics, and the few things it does in its own
+/// way (recording the lock state for other nodes, taking a database snapshot for a backup).
+/// `KeychainSQLite` and `KeychainPostgreSQL` each provide one.
+package protocol VaultBackend: Sendable {
+    var items: any ItemStore & ReencryptingStore { get }
+    var clients: any ClientStore { get }
+    var keyringStorage: any KeyringStorage { get }
+    /// The item writes' group commit since start (metrics; empty where the database shares
+    /// WAL flushes itself).
+    var commitStatistics: CommitStatistics { get }
+    /// See `Vault.writesWaitOffWorkers`.
+    var writesWaitOffWorkers: Bool { get }
+    var storage: StorageHealth { get }
+    var database: DatabaseStatistics? { get }
+    var refreshExchangeLock: (any RefreshExchangeLock)? { get }
+    /// Whether the lock state is shared by several nodes (recorded by `recordLocked`).
+    var sharesLockState: Bool { get }
+
+    /// Records the lock state where other nodes follow it; nothing to do with one node.
+    func recordLocked(_ locked: Bool) throws
+
+    /// Why this backend makes no sealed backups (its database has backups of its own), or nil.
+    var backupRefusal: KeychainError? { get }
+
+    /// Copies a consistent snapshot of the database into the new file at `path` (0600, empty).
+    func snapshot(into path: String) throws
+
+    /// Stops the backend's background work and closes its connections; idempotent.
+    func close()
+}
