@@ -96,6 +96,19 @@ struct SQLiteConformanceTests {
     @Test func refreshExchangeLock() throws {
         RefreshExchangeLockConformance.expectNone(try VaultFixture().vault.refreshExchangeLock)
     }
+
+    /// `SQLiteItemStore` over a vault's database; the usage is `group_usage`'s row.
+    @Test func groupQuota() throws {
+        try GroupQuotaConformance { quota in
+            let fixture = try VaultFixture()
+            let pool = try #require(fixture.vault.sqlitePool)
+            let keyring = fixture.vault.keyring
+            let store = { (quota: GroupQuota) in SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger, quota: quota) }
+            return .init(
+                store: store(quota), withQuota: store,
+                usage: { group in try pool.read { try GroupUsageTable.usage(of: group, on: $0) } }, keepAlive: fixture)
+        }.run()
+    }
 }
 
 @Suite("Conformance: PostgreSQL")
@@ -127,6 +140,27 @@ struct PostgreSQLConformanceTests {
         try ReencryptionConformance {
             let cluster = try Cluster(nodes: 2)
             return .init(vault: cluster.nodes[0], another: { cluster.nodes[1] }, keepAlive: cluster)
+        }.run()
+    }
+
+    /// `PGItemStore` over a schema of its own; the usage is the sum of the group's shards.
+    @Test func groupQuota() throws {
+        try GroupQuotaConformance { quota in
+            let database = try PGTestDatabase()
+            let store = try database.itemStore(quota: quota)
+            return .init(
+                store: store,
+                withQuota: {
+                    PGItemStore(connections: store.connections, keyring: store.keyring, reservations: store.reservations, quota: $0)
+                },
+                usage: { group in
+                    let rows = try database.connect().execute(
+                        """
+                        SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(secret_bytes), 0)::bigint,
+                            coalesce(sum(attribute_bytes), 0)::bigint FROM group_usage WHERE access_group = $1
+                        """, [.text(group)])
+                    return GroupUsage(items: rows.int64(0, 0), secretBytes: rows.int64(0, 1), attributeBytes: rows.int64(0, 2))
+                }, keepAlive: nil)
         }.run()
     }
 

@@ -6,8 +6,9 @@ import Testing
 @testable import KeychainStore
 @testable import KeychainPostgreSQL
 
-/// Quotas on PostgreSQL: usage kept in shards (no row every write to a group queues on), exact
-/// near the bound under concurrent writers on several connections.
+/// Quotas on PostgreSQL beyond what every backend does (`GroupQuotaConformance`): usage kept in
+/// shards (no row every write to a group queues on), exact near the bound under concurrent
+/// writers on several connections, and the migration that counts what was stored before.
 @Suite("PostgreSQL group quotas")
 struct PGGroupQuotaTests {
     func makeStore(_ quota: GroupQuota) throws -> (PGItemStore, PGTestDatabase) {
@@ -51,21 +52,6 @@ struct PGGroupQuotaTests {
         #expect(shards > 1)
     }
 
-    @Test func usageFollowsAddsUpdatesMovesAndDeletes() throws {
-        let (store, database) = try makeStore(GroupQuota(items: 3, secretBytes: 100))
-        try store.add([item(account: "a", secret: "12345"), item(account: "b", secret: nil)])
-        let tooMany = #expect(throws: KeychainError.self) {
-            try store.add([item(account: "c"), item(account: "d")])
-        }
-        #expect(tooMany?.code == .diskFull)
-        _ = try store.update(
-            ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a")]),
-            with: ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date()))
-        _ = try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"]))
-        #expect(try usage("g1", database).kept == usage("g1", database).counted)
-        #expect(try usage("g2", database).kept == [1, 5])
-    }
-
     /// The attribute bytes kept for `group` (over its shards), and `AttributeValue.storedBytes`
     /// of every item stored there, read back.
     func attributeBytes(_ group: String, _ store: PGItemStore, _ database: PGTestDatabase) throws -> (kept: Int64, counted: Int64) {
@@ -77,31 +63,6 @@ struct PGGroupQuotaTests {
                 .items.reduce(sum) { $0 + AttributeValue.storedBytes(of: $1.attributes) }
         }
         return (kept, Int64(counted))
-    }
-
-    /// Issue 40, finding 5, on PostgreSQL: attributes count against `quota.attributeBytes`.
-    @Test func attributesCountAgainstTheAttributeQuota() throws {
-        let (store, database) = try makeStore(GroupQuota(items: nil, secretBytes: 100, attributeBytes: 1000))
-        let inGroup = ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"])
-        try store.add([item(account: "a", label: String(repeating: "x", count: 600), secret: nil)])
-        let used = try attributeBytes("g1", store, database)
-        #expect(used.kept == used.counted && used.kept > 600)
-        let refused = #expect(throws: KeychainError.self) {
-            try store.add([item(account: "b", label: String(repeating: "x", count: 600))])
-        }
-        #expect(refused?.code == .diskFull)
-        #expect(refused?.detail?.contains("quota.attributeBytes") == true)
-        let grow = ItemChanges(attributes: [.comment: .string(String(repeating: "x", count: 900))], modificationDate: Date())
-        let grown = #expect(throws: KeychainError.self) { try store.update(inGroup, with: grow) }
-        #expect(grown?.code == .diskFull)
-        #expect(try store.find(inGroup, limit: nil, after: nil, reading: .attributes).items.first?.attributes[.comment] == nil)
-        _ = try store.update(
-            inGroup, with: ItemChanges(attributes: [.accessGroup: .string("g2")], modificationDate: Date()))
-        #expect(try attributeBytes("g1", store, database).kept == 0)
-        let moved = try attributeBytes("g2", store, database)
-        #expect(moved.kept == moved.counted && moved.kept == used.kept)
-        _ = try store.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g2"]))
-        #expect(try attributeBytes("g2", store, database).kept == 0)
     }
 
     /// A database from before attributes were metered: migration 4 counts what is stored.
