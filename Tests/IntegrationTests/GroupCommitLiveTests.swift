@@ -7,7 +7,7 @@ import Testing
 /// (offloaded), as many as the connections sending them.
 @Suite struct GroupCommitLiveTests {
     @Test func concurrentWritesEachGetTheirAnswerInFewerCommits() throws {
-        let server = try KeychaindProcess(environment: ["KEYCHAIND_THREADS": "2"])
+        let server = try InProcessKeychaind(environment: ["KEYCHAIND_THREADS": "2"])
         defer { server.stop() }
         let admin = try server.adminToken()
         let token = try server.newClientToken("batch", groups: ["batch"])

@@ -8,12 +8,12 @@ import Testing
 /// suite is serialized and sets it.
 @Suite(.serialized)
 final class SecItemClientTests {
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     var secureStoreWithGenericPwd: SecureStore!
     var secureStoreWithInternetPwd: SecureStore!
 
     init() throws {
-        server = try KeychaindProcess()
+        server = try InProcessKeychaind()
         KeychainClient.shared = try KeychainClient(
             baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, token: try server.adminToken(), timeout: 10)
         // setUp() of seed 000's SecureStoreTests.

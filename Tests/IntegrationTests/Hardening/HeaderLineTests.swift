@@ -8,11 +8,11 @@ import Testing
 /// as the other smuggling shapes are.
 @Suite(.serialized)
 final class HeaderLineTests {
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let token: String
 
     init() throws {
-        server = try KeychaindProcess()
+        server = try InProcessKeychaind()
         token = try server.newClientToken("lines", groups: ["lines"])
     }
 

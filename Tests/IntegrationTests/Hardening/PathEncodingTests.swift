@@ -8,11 +8,11 @@ import Testing
 /// client library's names round-trip whatever they hold.
 @Suite(.serialized)
 final class PathEncodingTests {
-    let server: KeychaindProcess
+    let server: InProcessKeychaind
     let admin: String
 
     init() throws {
-        server = try KeychaindProcess()
+        server = try InProcessKeychaind()
         admin = try server.adminToken()
     }
 
