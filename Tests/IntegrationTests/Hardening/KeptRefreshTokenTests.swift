@@ -14,7 +14,9 @@ final class KeptRefreshTokenTests {
 
     enum Backend: CaseIterable { case sqlite, postgresql }
 
-    private(set) var server: KeychaindProcess!
+    private(set) var server: (any LoopbackKeychaind)!
+    /// The SQLite case's server: the app in process (the PostgreSQL case runs a node of `cluster`).
+    private var inProcess: InProcessKeychaind?
     private var cluster: PGCluster?
     private(set) var admin = ""
     private(set) var client = ""
@@ -24,7 +26,9 @@ final class KeptRefreshTokenTests {
     func start(_ backend: Backend) throws {
         switch backend {
         case .sqlite:
-            server = try KeychaindProcess()
+            let app = try InProcessKeychaind()
+            inProcess = app
+            server = app
         case .postgresql:
             let cluster = try PGCluster(postgres: try ThrowawayPostgres.shared(), nodes: 1)
             self.cluster = cluster
@@ -50,7 +54,7 @@ final class KeptRefreshTokenTests {
     }
 
     deinit {
-        if let cluster { cluster.stopAll() } else { server?.stop() }
+        if let cluster { cluster.stopAll() } else { inProcess?.stop() }
     }
 
     var http: HTTPTestClient { server.client() }

@@ -10,7 +10,9 @@ import Testing
 final class PageCursorTests {
     enum Backend: CaseIterable { case sqlite, postgresql }
 
-    private var server: KeychaindProcess!
+    private var server: (any LoopbackKeychaind)!
+    /// The SQLite case's server: the app in process (the PostgreSQL case runs a node of `cluster`).
+    private var inProcess: InProcessKeychaind?
     private var cluster: PGCluster?
     private var tenant = ""
     private var neighbour = ""
@@ -22,7 +24,9 @@ final class PageCursorTests {
     func start(_ backend: Backend) throws {
         switch backend {
         case .sqlite:
-            server = try KeychaindProcess(environment: Self.environment)
+            let app = try InProcessKeychaind(environment: Self.environment)
+            inProcess = app
+            server = app
         case .postgresql:
             let cluster = try PGCluster(postgres: try ThrowawayPostgres.shared(), nodes: 1, environment: Self.environment)
             self.cluster = cluster
@@ -38,7 +42,7 @@ final class PageCursorTests {
     }
 
     deinit {
-        if let cluster { cluster.stopAll() } else { server?.stop() }
+        if let cluster { cluster.stopAll() } else { inProcess?.stop() }
     }
 
     var http: HTTPTestClient { server.client() }
