@@ -229,8 +229,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            // The refresh tests' OAuth 2.0 server, run with python3 from where it lies.
-            exclude: ["Support/oauth_server.py"],
+            // The refresh tests' OAuth 2.0 server and the login tests' OpenID Connect issuer, run
+            // with python3 from where they lie.
+            exclude: ["Support/oauth_server.py", "Support/oidc_issuer.py"],
             swiftSettings: swiftSettings + faultInjection),
         // The seeds' Apple code compiled from its own files with `import Security` changed to
         // `import KeychainClient`, run against the real binary (docs/decisions.md, "Seed code tests"):
