@@ -98,7 +98,8 @@ public struct JWTClaimsPolicy: Sendable {
         }
     }
 
-    /// A NumericDate (RFC 7519 §2): seconds since the epoch, whole or fractional.
+    /// A NumericDate (RFC 7519 §2): seconds since the epoch, whole or fractional (always finite:
+    /// the JSON parser refuses numbers out of a double's range).
     private static func seconds(_ value: JSONValue?) -> TimeInterval? {
         switch value {
         case .integer(let seconds)?: TimeInterval(seconds)

@@ -66,6 +66,7 @@ import Testing
         #expect(at(#""1700000600""#) == .expired)
         #expect(at("null") == .expired)
         #expect(at("true") == .expired)
+        #expect(at("9223372036854775807") == nil)  // the largest integer is a (far) time
     }
 
     @Test func notBeforeAndIssuedAtWithLeeway() {
