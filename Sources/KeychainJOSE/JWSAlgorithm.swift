@@ -2,9 +2,14 @@
 /// verified: `none`, the HMAC algorithms (a login role holds no shared secret, and an HS256
 /// token keyed with a public key is the classic confusion), ES512 and everything else.
 public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable {
-    case rs256 = "RS256", rs384 = "RS384", rs512 = "RS512"
-    case ps256 = "PS256", ps384 = "PS384", ps512 = "PS512"
-    case es256 = "ES256", es384 = "ES384"
+    case rs256 = "RS256"
+    case rs384 = "RS384"
+    case rs512 = "RS512"
+    case ps256 = "PS256"
+    case ps384 = "PS384"
+    case ps512 = "PS512"
+    case es256 = "ES256"
+    case es384 = "ES384"
     case edDSA = "EdDSA"
 
     /// The OpenSSL digest name the signature is made over; nil for EdDSA, which hashes itself.

@@ -12,7 +12,8 @@ public enum JWSVerifier {
         _ jws: CompactJWS, keys: [VerificationKey], allowed: Set<JWSAlgorithm>
     ) throws(JWTRefusal) {
         // By bytes: `String ==` compares by Unicode canonical equivalence.
-        guard let algorithm = JWSAlgorithm.allCases.first(where: { $0.rawValue.utf8.elementsEqual(jws.algorithm.utf8) }),
+        guard
+            let algorithm = JWSAlgorithm.allCases.first(where: { $0.rawValue.utf8.elementsEqual(jws.algorithm.utf8) }),
             allowed.contains(algorithm)
         else { throw .algorithm }
         var candidates = keys
@@ -76,7 +77,10 @@ public enum JWSVerifier {
         guard signature.count == 2 * coordinateLength, let value = ECDSA_SIG_new() else { return nil }
         defer { ECDSA_SIG_free(value) }
         guard let r = BN_bin2bn(signature, Int32(coordinateLength), nil) else { return nil }
-        guard let s = signature.withUnsafeBufferPointer({ BN_bin2bn($0.baseAddress! + coordinateLength, Int32(coordinateLength), nil) })
+        guard
+            let s = signature.withUnsafeBufferPointer({
+                BN_bin2bn($0.baseAddress! + coordinateLength, Int32(coordinateLength), nil)
+            })
         else {
             BN_free(r)
             return nil

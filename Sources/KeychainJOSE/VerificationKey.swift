@@ -81,8 +81,8 @@ public final class VerificationKey: @unchecked Sendable {
         guard EVP_PKEY_get_utf8_string_param(handle, "group", &name, name.count, &length) == 1 else { return nil }
         // OpenSSL's names for the curves: P-256 is prime256v1 (X9.62), P-384 secp384r1 (SEC 2).
         switch String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) {
-        case "prime256v1", "P-256": return .p256
-        case "secp384r1", "P-384": return .p384
+        case "prime256v1": return .p256
+        case "secp384r1": return .p384
         default: return nil
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
 import KeychainAPI
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// `JWTClaimsPolicy.check`, `Glob` and `JSONPointer`.
 @Suite struct ClaimsPolicyTests {
@@ -29,7 +30,8 @@ import Testing
         // "é" precomposed in the policy, decomposed in the token: equal as Swift strings, not as bytes.
         let composed = JWTClaimsPolicy(issuer: "https://\u{E9}.example", audiences: ["keychaind"])
         #expect("https://\u{E9}.example" == "https://e\u{301}.example")
-        #expect(Self.check(#"{"iss":"https://e\u0301.example","aud":"keychaind","exp":1700000600}"#, composed) == .issuer)
+        #expect(
+            Self.check(#"{"iss":"https://e\u0301.example","aud":"keychaind","exp":1700000600}"#, composed) == .issuer)
         #expect(Self.check(#"{"iss":"https://\u00e9.example","aud":"keychaind","exp":1700000600}"#, composed) == nil)
     }
 
@@ -114,7 +116,9 @@ import Testing
         #expect(Self.bound("/kubernetes.io/namespace", ["staging", "pro*"]) == nil)
         #expect(Self.bound("/kubernetes.io/namespace", ["staging"]) == .claim("/kubernetes.io/namespace"))
         #expect(Self.bound("/kubernetes.io/serviceaccount/name", ["api"]) == nil)
-        #expect(Self.bound("/kubernetes.io/serviceaccount/missing", ["*"]) == .claim("/kubernetes.io/serviceaccount/missing"))
+        #expect(
+            Self.bound("/kubernetes.io/serviceaccount/missing", ["*"])
+                == .claim("/kubernetes.io/serviceaccount/missing"))
         // ~1 is "/", ~0 is "~" (RFC 6901 §4).
         #expect(Self.bound("/a~1b/c~0d", ["slash and tilde"]) == nil)
         #expect(Self.bound("/a/b/c~0d", ["*"]) == .claim("/a/b/c~0d"))

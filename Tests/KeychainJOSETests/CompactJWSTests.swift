@@ -1,7 +1,8 @@
 import KeychainAPI
 import KeychainCore
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// What `CompactJWS(parsing:)` refuses, and what it keeps.
 @Suite struct CompactJWSTests {
@@ -11,8 +12,9 @@ import Testing
         #expect(jws.algorithm == "ES256" && jws.keyID == "k1" && jws.type == "JWT")
         #expect(jws.claims == .object([("iss", .string("a"))]))
         #expect(jws.signature == [1, 2, 3])
-        #expect(jws.signingInput == Array(token.utf8.prefix(while: { $0 != UInt8(ascii: ".") } )) + [UInt8(ascii: ".")]
-            + Array(token.split(separator: ".")[1].utf8))
+        #expect(
+            jws.signingInput == Array(token.utf8.prefix(while: { $0 != UInt8(ascii: ".") })) + [UInt8(ascii: ".")]
+                + Array(token.split(separator: ".")[1].utf8))
     }
 
     @Test(arguments: [
@@ -57,16 +59,27 @@ import Testing
 
     @Test(arguments: [#"["iss"]"#, #""text""#, "", "null", #"{"iss":"a","iss":"b"}"#, "Payload"])
     func refusesPayloadsThatAreNotClaims(_ payload: String) {
-        #expect(refusal { _ = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256"}"#, payload: payload)) } == .malformed)
+        #expect(
+            refusal { _ = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256"}"#, payload: payload)) }
+                == .malformed)
     }
 
     @Test func boundsKeyIDAndLength() throws {
         let longest = String(repeating: "k", count: CompactJWS.maximumKeyIDLength)
         #expect(try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(longest)"}"#)).keyID == longest)
-        #expect(refusal { _ = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(longest)k"}"#)) } == .malformed)
+        #expect(
+            refusal { _ = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(longest)k"}"#)) }
+                == .malformed)
         // Counted in UTF-8 bytes: 128 two-byte characters fit, 129 do not.
-        #expect(try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(String(repeating: "é", count: 128))"}"#)).keyID != nil)
-        #expect(refusal { _ = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(String(repeating: "é", count: 129))"}"#)) } == .malformed)
+        #expect(
+            try CompactJWS(
+                parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(String(repeating: "é", count: 128))"}"#)
+            ).keyID != nil)
+        #expect(
+            refusal {
+                _ = try CompactJWS(
+                    parsing: Tokens.make(header: #"{"alg":"RS256","kid":"\#(String(repeating: "é", count: 129))"}"#))
+            } == .malformed)
 
         let padding = String(repeating: "a", count: 13_000)
         let big = Tokens.make(header: #"{"alg":"RS256"}"#, payload: #"{"iss":"a","pad":"\#(padding)"}"#)
@@ -77,7 +90,11 @@ import Testing
     /// The key-carrying header members are never used: a token naming its own key in `jwk`
     /// verifies against the role's keys only (PyJWTVectorTests has one signed by that key).
     @Test func headerKeysAreIgnored() throws {
-        let jws = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"EdDSA","jwk":{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}}"#))
+        let jws = try CompactJWS(
+            parsing: Tokens.make(
+                header:
+                    #"{"alg":"EdDSA","jwk":{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"}}"#
+            ))
         #expect(refusal { try JWSVerifier.verify(jws, keys: [], allowed: allAlgorithms) } == .signature)
     }
 
@@ -85,7 +102,8 @@ import Testing
         let details: [(JWTRefusal, String)] = [
             (.malformed, "malformed token"), (.algorithm, "algorithm"), (.unknownKeyID, "signature"),
             (.signature, "signature"), (.issuer, "issuer"), (.audience, "audience"), (.expired, "expired"),
-            (.notYetValid, "not yet valid"), (.subject, "subject"), (.claim("/kubernetes.io/namespace"), "claim /kubernetes.io/namespace"),
+            (.notYetValid, "not yet valid"), (.subject, "subject"),
+            (.claim("/kubernetes.io/namespace"), "claim /kubernetes.io/namespace"),
         ]
         for (refusal, detail) in details { #expect(refusal.detail == detail) }
     }

@@ -1,8 +1,9 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// JWK sets, PEM keys, and which keys a token's algorithm may use.
 @Suite struct KeyTests {
@@ -52,7 +53,10 @@ import Testing
     /// A broken key of a type we read refuses the whole set, naming its position, never its bytes.
     @Test func refusesBrokenKeys() throws {
         let p256 = Self.jwk("p256")
-        guard case .string(let y)? = p256["y"] else { Issue.record("no y"); return }
+        guard case .string(let y)? = p256["y"] else {
+            Issue.record("no y")
+            return
+        }
         var yBytes = Array(y.utf8)
         // The last character's low bit: y ± 1, a point off the curve.
         yBytes[yBytes.count - 1] = yBytes.last! == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
@@ -108,8 +112,12 @@ import Testing
         }
         // Made by OpenSSL 3 (`openssl genpkey -algorithm ed448 | openssl pkey -pubout`), as the
         // P-521 key; both refused for their type, not their encoding.
-        #expect(throws: KeyImportError("not an RSA, P-256, P-384 or Ed25519 public key")) { try VerificationKey.parsePEM(ed448) }
-        #expect(throws: KeyImportError("not an RSA, P-256, P-384 or Ed25519 public key")) { try VerificationKey.parsePEM(p521) }
+        #expect(throws: KeyImportError("not an RSA, P-256, P-384 or Ed25519 public key")) {
+            try VerificationKey.parsePEM(ed448)
+        }
+        #expect(throws: KeyImportError("not an RSA, P-256, P-384 or Ed25519 public key")) {
+            try VerificationKey.parsePEM(p521)
+        }
     }
 
     // MARK: Key fit
@@ -139,17 +147,25 @@ import Testing
 
     @Test func jwkAlgorithmMustBeTheHeaders() throws {
         let keys = try JWKSet.parse(Self.set([Self.jwk("rsa", [("alg", .string("RS512"))])]))
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: keys, allowed: allAlgorithms) } == .signature)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: keys, allowed: allAlgorithms) }
+                == .signature)
         try JWSVerifier.verify(Self.token("RS512 with kid"), keys: keys, allowed: allAlgorithms)
         // By bytes: "rs512" is not "RS512".
         let lower = try JWKSet.parse(Self.set([Self.jwk("rsa", [("alg", .string("rs512"))])]))
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS512 with kid"), keys: lower, allowed: allAlgorithms) } == .signature)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS512 with kid"), keys: lower, allowed: allAlgorithms) }
+                == .signature)
     }
 
     @Test func encryptionKeysAreNotTried() throws {
         let enc = try JWKSet.parse(Self.set([Self.jwk("rsa", [("use", .string("enc"))])]))
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: enc, allowed: allAlgorithms) } == .signature)
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 without kid"), keys: enc, allowed: allAlgorithms) } == .signature)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: enc, allowed: allAlgorithms) }
+                == .signature)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 without kid"), keys: enc, allowed: allAlgorithms) }
+                == .signature)
         let sig = try JWKSet.parse(Self.set([Self.jwk("rsa", [("use", .string("sig"))])]))
         try JWSVerifier.verify(Self.token("RS256 with kid"), keys: sig, allowed: allAlgorithms)
     }
@@ -163,24 +179,41 @@ import Testing
 
     @Test func unknownKeyIDIsItsOwnOutcome() throws {
         let keys = try Vectors.pyjwtKeys()
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with an unknown kid"), keys: keys, allowed: allAlgorithms) } == .unknownKeyID)
+        #expect(
+            refusal {
+                try JWSVerifier.verify(Self.token("RS256 with an unknown kid"), keys: keys, allowed: allAlgorithms)
+            } == .unknownKeyID)
         // An empty set: every kid is unknown.
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: [], allowed: allAlgorithms) } == .unknownKeyID)
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 without kid"), keys: [], allowed: allAlgorithms) } == .signature)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: [], allowed: allAlgorithms) }
+                == .unknownKeyID)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 without kid"), keys: [], allowed: allAlgorithms) }
+                == .signature)
         // A key without kid is a candidate for any kid.
-        let unnamed = try JWKSet.parse(Self.set([Self.jwk("rsa", [("kid", .null)])].map { key in
-            guard case .object(let members) = key else { return key }
-            return .object(members.filter { $0.0 != "kid" })
-        }))
+        let unnamed = try JWKSet.parse(
+            Self.set(
+                [Self.jwk("rsa", [("kid", .null)])].map { key in
+                    guard case .object(let members) = key else { return key }
+                    return .object(members.filter { $0.0 != "kid" })
+                }))
         #expect(unnamed.map(\.keyID) == [nil])
         try JWSVerifier.verify(Self.token("RS256 with an unknown kid"), keys: unnamed, allowed: allAlgorithms)
         // A kid matches by bytes, not by Unicode equivalence.
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: try! JWKSet.parse(Self.set([Self.jwk("rsa", [("kid", .string("RSA"))])])), allowed: allAlgorithms) } == .unknownKeyID)
+        #expect(
+            refusal {
+                try JWSVerifier.verify(
+                    Self.token("RS256 with kid"),
+                    keys: try! JWKSet.parse(Self.set([Self.jwk("rsa", [("kid", .string("RSA"))])])),
+                    allowed: allAlgorithms)
+            } == .unknownKeyID)
     }
 
     @Test func algorithmMustBeAllowed() throws {
         let keys = try Vectors.pyjwtKeys()
-        #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: keys, allowed: [.ps256, .es256]) } == .algorithm)
+        #expect(
+            refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: keys, allowed: [.ps256, .es256]) }
+                == .algorithm)
         #expect(refusal { try JWSVerifier.verify(Self.token("RS256 with kid"), keys: keys, allowed: []) } == .algorithm)
         for alg in ["none", "HS256", "ES512", "rs256", "RS256 ", "EDDSA", "Ed25519"] {
             let jws = try CompactJWS(parsing: Tokens.make(header: #"{"alg":"\#(alg)"}"#))

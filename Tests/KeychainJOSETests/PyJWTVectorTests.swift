@@ -1,7 +1,8 @@
 import Foundation
 import KeychainAPI
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// Tokens and keys made by PyJWT 2.6 (Vectors/make-pyjwt-vectors.py, pyjwt-vectors.json).
 @Suite struct PyJWTVectorTests {
@@ -70,7 +71,9 @@ import Testing
         }
         let small = try VerificationKey.parsePEM(pems["rsa-small"]!.stringValue!)
         #expect(small.kind == .rsa(bits: 1024))
-        #expect(Self.outcome(Self.cases.first { $0.name == "RS256 by a 1024-bit key, no kid" }!.token, keys: [small]) == "signature")
+        #expect(
+            Self.outcome(Self.cases.first { $0.name == "RS256 by a 1024-bit key, no kid" }!.token, keys: [small])
+                == "signature")
     }
 
     /// The PyJWT tokens' claims pass the policy they were made for, and fail one made for another.

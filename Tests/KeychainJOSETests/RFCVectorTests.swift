@@ -1,7 +1,8 @@
 import Foundation
 import KeychainAPI
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// The JWS examples of RFC 7515 Appendix A, RFC 7520 §4 and RFC 8037 A.4 (Vectors/rfc-vectors.json).
 @Suite struct RFCVectorTests {
@@ -20,7 +21,9 @@ import Testing
         #expect(refusal { try policy.check(jws.claims, now: Date(timeIntervalSince1970: 1_300_819_380)) } == .expired)
 
         // Only the named algorithm: the same token is refused when it is not allowed.
-        #expect(refusal { try JWSVerifier.verify(jws, keys: keys, allowed: allAlgorithms.subtracting([algorithm])) } == .algorithm)
+        #expect(
+            refusal { try JWSVerifier.verify(jws, keys: keys, allowed: allAlgorithms.subtracting([algorithm])) }
+                == .algorithm)
     }
 
     @Test(arguments: ["rfc7515-A.2", "rfc7515-A.3"])

@@ -1,8 +1,9 @@
 import Foundation
 import KeychainAPI
 import KeychainCore
-@testable import KeychainJOSE
 import Testing
+
+@testable import KeychainJOSE
 
 /// The vector files under Vectors/ (their makers say where the bytes come from).
 enum Vectors {
@@ -47,8 +48,10 @@ enum Tokens {
 
     /// A token of the given header and payload JSON texts and signature bytes (unsigned: for parsing tests).
     static func make(header: String, payload: String = #"{"iss":"a"}"#, signature: [UInt8] = [1, 2, 3]) -> String {
-        [Array(header.utf8), Array(payload.utf8), signature].map { bytes in bytes.withUnsafeBytes { Base64URL.encode($0) } }
-            .joined(separator: ".")
+        [Array(header.utf8), Array(payload.utf8), signature].map { bytes in
+            bytes.withUnsafeBytes { Base64URL.encode($0) }
+        }
+        .joined(separator: ".")
     }
 }
 
