@@ -3,6 +3,7 @@ import PackageDescription
 
 /// Layers, dependencies pointing inward:
 ///   KeychainCore  ←  KeychainStore, KeychainAPI  ←  KeychainHTTP  ←  MicroHTTPDServer  ←  KeychaindApp  ←  keychaind
+///   KeychainCore, KeychainAPI  ←  KeychainJOSE (JWT verification for workload login, no I/O)
 ///   KeychainStore (the vault)  ←  KeychainSQLite, KeychainPostgreSQL (its backends)  ←  KeychaindApp
 ///   KeychainHTTP  ←  KeychainObservability (log backend, audit file)  ←  KeychaindApp
 /// KeychaindApp is the wiring (the app `serve` runs); keychaind keeps the command line, process
@@ -11,7 +12,8 @@ import PackageDescription
 /// KeychainCore: KeychainStore and KeychainHTTP use it, the keychain rules do not.
 /// C is reached only through the system-library modules, and only from KeychainStore (COpenSSL),
 /// KeychainSQLite (CSQLite), KeychainPostgreSQL (CLibPQ), MicroHTTPDServer, KeychainRefresh (CCurl), keychaind (CProcessHardening) and
-/// KeychainClient (COpenSSL for SecKey), with `internal import` (docs/decisions.md).
+/// KeychainJOSE (COpenSSL for JWS signatures) and KeychainClient (COpenSSL for SecKey), with
+/// `internal import` (docs/decisions.md).
 /// The client library, KeychainClient, alone speaks HTTP(S) through AsyncHTTPClient (swift-nio);
 /// nothing the server is built from depends on it (`swift build --product keychaind` builds no NIO).
 /// Every target: existentials spelled `any`, and every import declared where it is used,
@@ -96,6 +98,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
         .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+        // JWT verification for workload login: compact JWS, JWK sets and PEM keys over OpenSSL,
+        // and the claim checks of a login role (docs/decisions.md, "JOSE over OpenSSL").
+        .target(
+            name: "KeychainJOSE", dependencies: ["KeychainCore", "KeychainAPI", "COpenSSL"],
+            swiftSettings: swiftSettings),
         // Server-side token refresh: the token endpoint client (libcurl) and the refresher
         // (single flight, states, background thread); docs/decisions.md, "Outbound HTTP through libcurl".
         .target(
@@ -215,6 +222,9 @@ let package = Package(
         .testTarget(
             name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
         .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeychainJOSETests", dependencies: ["KeychainJOSE", "KeychainAPI", "KeychainCore"],
+            resources: [.copy("Vectors")], swiftSettings: swiftSettings),
         .testTarget(name: "KeychainClientTests", dependencies: ["KeychainClient"], swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

@@ -14,6 +14,8 @@
 #include <openssl/ec.h>
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
+/* PEM_read_bio_PUBKEY: KeychainJOSE's PEM public keys (a login role's configured keys). */
+#include <openssl/pem.h>
 
 /* OPENSSL_free is a macro; these give Swift a callable form. */
 static inline void COpenSSL_free(void *pointer) { OPENSSL_free(pointer); }
