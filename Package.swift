@@ -147,7 +147,7 @@ let package = Package(
             name: "keychaind",
             dependencies: [
                 "KeychaindApp", "KeychainAPI", "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL",
-                "KeychainObservability", "KeychainConfig",
+                "KeychainObservability", "KeychainConfig", "KeychainHTTP", "KeychainCore",
                 "CProcessHardening",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

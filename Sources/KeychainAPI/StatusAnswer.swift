@@ -4,6 +4,8 @@ public import KeychainCore
 /// The answers that say a call succeeded (`"status":0`, errSecSuccess) and what it did or
 /// found: one case per route's shape, all written by the one writer below.
 public enum StatusAnswer: JSONAnswer {
+    /// `{"status":0}`: done, nothing more to say (`revoke-self`).
+    case done
     /// `{"status":0,"<counted>":N}`: items updated or deleted, tokens or a client deleted, data
     /// keys rewrapped.
     case count(Counted, Int)
@@ -16,12 +18,13 @@ public enum StatusAnswer: JSONAnswer {
     /// `GET /admin/vault`: `{"status":0,"locked":…,"currentTerm":…,"currentTermEncryptions":…,
     /// "terms":…,"reencryption":{…}|null,"lastBackup":"…"|null,"backupsCompleted":…}`.
     case vault(VaultStatus)
-    /// `POST /admin/clients`: `{"status":0,"name",…,"createdAt","token"}`, the token shown once.
-    case clientCreated(Client, token: String)
+    /// `POST /admin/clients`: `{"status":0,"name",…,"createdAt","token","accessor","expiresAt",
+    /// "maxExpiresAt"}`, the token shown once.
+    case clientCreated(Client, token: String, record: TokenRecord)
     /// `GET /admin/clients`: `{"status":0,"clients":[{"name",…,"createdAt"},…]}`, never a token.
     case clients([Client])
-    /// `POST /admin/clients/{name}/token`: `{"status":0,"name":…,"token":…}`.
-    case clientToken(name: String, token: String)
+    /// `POST /admin/clients/{name}/token`: `{"status":0,"name":…,"token":…,"accessor":…,"expiresAt":…,"maxExpiresAt":…}`.
+    case clientToken(name: String, token: String, record: TokenRecord)
 
     public enum Counted: String, Sendable {
         case updated, deleted, rewrapped
@@ -31,6 +34,8 @@ public enum StatusAnswer: JSONAnswer {
         JSONWriter.object(capacity: 64) { answer in
             answer.member("status", 0)
             switch self {
+            case .done:
+                break
             case .count(let counted, let count):
                 answer.key(counted.rawValue)
                 answer.integer(Int64(count))
@@ -44,17 +49,19 @@ public enum StatusAnswer: JSONAnswer {
                 answer.member("reencrypting", reencrypting)
             case .vault(let status):
                 answer.vault(status)
-            case .clientCreated(let client, let token):
+            case .clientCreated(let client, let token, let record):
                 answer.client(client)
                 answer.member("token", token)
+                answer.tokenLifetime(record)
             case .clients(let clients):
                 answer.key("clients")
                 answer.array { list in
                     for client in clients { list.object { $0.client(client) } }
                 }
-            case .clientToken(let name, let token):
+            case .clientToken(let name, let token, let record):
                 answer.member("name", name)
                 answer.member("token", token)
+                answer.tokenLifetime(record)
             }
         }
     }
@@ -78,6 +85,17 @@ extension JSONWriter {
         }
         member("role", client.role.rawValue)
         member("createdAt", client.createdAt)
+        key("ttl")
+        if let lifetime = client.tokenLifetime { integer(lifetime.ttlSeconds) } else { null() }
+        key("maxTtl")
+        if let lifetime = client.tokenLifetime { integer(lifetime.maxTTLSeconds) } else { null() }
+    }
+
+    /// A new token's accessor and expiry, beside the token shown once.
+    fileprivate mutating func tokenLifetime(_ record: TokenRecord) {
+        member("accessor", record.accessor)
+        member("expiresAt", record.expiresAt)
+        member("maxExpiresAt", record.maxExpiresAt)
     }
 
     fileprivate mutating func vault(_ status: VaultStatus) {

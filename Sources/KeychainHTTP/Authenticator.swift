@@ -1,35 +1,40 @@
+public import Foundation
 public import KeychainCore
 
-/// Turns `Authorization: Bearer <token>` into a client: hashes the token and looks the hash up.
-/// A missing, malformed, unknown or revoked token is errSecAuthFailed; the detail never echoes it.
+/// Turns `Authorization: Bearer <token>` into its holder: hashes the token and looks the hash
+/// up. A missing, malformed, unknown, revoked or expired token is errSecAuthFailed; the detail
+/// never echoes it.
 public struct Authenticator: Sendable {
     private let clients: any ClientStore
     private let tokens: any ClientTokenIssuer
+    private let clock: @Sendable () -> Date
 
-    public init(clients: any ClientStore, tokens: any ClientTokenIssuer) {
+    public init(clients: any ClientStore, tokens: any ClientTokenIssuer, clock: @escaping @Sendable () -> Date = Date.init) {
         self.clients = clients
         self.tokens = tokens
+        self.clock = clock
     }
 
-    /// The client `request`'s token names. Throws `AuthenticationRefusal` for a missing,
-    /// malformed, unknown or revoked token, or the store's error when it cannot look it up.
-    public func authenticate(_ request: HTTPRequest) throws -> Client {
+    /// The holder of `request`'s token. Throws `AuthenticationRefusal` for a missing, malformed,
+    /// unknown, revoked or expired token, or the store's error when it cannot look it up.
+    public func authenticate(_ request: HTTPRequest) throws -> TokenHolder {
         guard let header = request.header("authorization") else { throw AuthenticationRefusal.missing }
         guard let token = Self.bearerToken(header) else { throw AuthenticationRefusal.malformed }
-        guard let client = try clients.client(forTokenHash: tokens.hash(token)) else { throw AuthenticationRefusal.unknown }
-        return client
+        guard let holder = try clients.holder(ofTokenHash: tokens.hash(token)) else { throw AuthenticationRefusal.unknown }
+        if holder.token.expiresAt != nil, holder.token.isExpired(at: clock()) { throw AuthenticationRefusal.expired }
+        return holder
     }
 
-    /// The caller `access` lets through: nil for an open route, else the authenticated client,
+    /// The caller `access` lets through: nil for an open route, else the authenticated holder,
     /// an admin for an admin route (errSecMissingEntitlement for another client). Needs only
     /// the request's head: the transport asks it before it reads a body.
-    public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> Client? {
+    public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> TokenHolder? {
         guard access != .open else { return nil }
-        let client = try authenticate(request)
-        if access == .admin, client.role != .admin {
+        let holder = try authenticate(request)
+        if access == .admin, holder.client.role != .admin {
             throw KeychainError.missingEntitlement("this route needs an admin client")
         }
-        return client
+        return holder
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, spaces and tabs around the token
@@ -65,14 +70,17 @@ public enum AuthenticationRefusal: String, Error, Sendable {
     case missing
     /// An `Authorization` header that is not `Bearer <token>`.
     case malformed
-    /// A token no client holds: never issued, or revoked.
+    /// A token no client holds: never issued, revoked, or expired long enough ago to be purged.
     case unknown
+    /// A token past its `expiresAt` (refused so for an hour, then purged and unknown).
+    case expired
 
     public var error: KeychainError {
         switch self {
         case .missing: KeychainError.authFailed("missing Authorization: Bearer token")
         case .malformed: KeychainError.authFailed("the Authorization header must be \"Bearer <token>\"")
         case .unknown: KeychainError.authFailed("unknown or revoked token")
+        case .expired: KeychainError.authFailed("token expired")
         }
     }
 }

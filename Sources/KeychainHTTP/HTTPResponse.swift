@@ -10,6 +10,8 @@ public struct HTTPResponse: Sendable {
     /// The item the request created, as the answer names it (nil when the answer names none):
     /// the audit line records it, taken from the typed answer rather than read back from the body.
     public var createdItem: PersistentRef?
+    /// The token a login issued (its record: never the token), for the audit line.
+    public var issuedToken: TokenRecord?
     /// A file sent as the body instead of `body` (which is then empty), without reading it into
     /// memory: the transport takes its descriptor (the backup answer). Nil for every other answer.
     public var bodyFile: ReadOnlyFile?

@@ -12,6 +12,8 @@ public struct RequestContext: Sendable {
     public let request: HTTPRequest
     public let parameters: PathParameters
     public internal(set) var client: Client?
+    /// The record of the token the caller presented (nil only on open routes).
+    public internal(set) var token: TokenRecord?
     /// Whether the handler may block its thread for a token exchange (server-side refresh).
     public let exchangeWait: ExchangeWait
     /// Nil for a request without a body: there is nothing to keep (and nothing to allocate on
@@ -31,6 +33,12 @@ public struct RequestContext: Sendable {
     public var caller: Client {
         guard let client else { preconditionFailure("handler of an open route asked for its caller") }
         return client
+    }
+
+    /// The record of the caller's token; only open routes have none.
+    public var callerToken: TokenRecord {
+        guard let token else { preconditionFailure("handler of an open route asked for its caller's token") }
+        return token
     }
 
     /// The body as one JSON object, parsed at most once per request; errSecParam when it is

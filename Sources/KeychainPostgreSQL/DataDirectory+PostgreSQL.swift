@@ -26,12 +26,11 @@ extension DataDirectory {
                 do {
                     let first = try Keyring.firstTerm(masterKey: try MasterKeyFile.read(from: masterKeyPath))
                     _ = try PGKeyringTable.create(checkValue: first.checkValue, firstWrappedKey: first.wrappedKey, on: db)
-                    let (token, hash) = OpenSSLClientTokenIssuer().newToken()
+                    let (token, new) = OpenSSLClientTokenIssuer().issue(for: .client("admin"), lifetime: nil, now: Date())
                     try PGClientTable.insertRow(
-                        Client(name: "admin", accessGroups: ["admin"], role: .admin, createdAt: Date()), tokenHash: hash, on: db)
-                    var tokenBytes = Array((token + "\n").utf8)
-                    defer { SecretBytes.wipe(&tokenBytes) }
-                    try tokenBytes.withUnsafeBytes { try AtomicFile.write($0, to: adminTokenPath, mode: 0o600) }
+                        Client(name: "admin", accessGroups: ["admin"], role: .admin, createdAt: new.record.issuedAt),
+                        token: new, on: db)
+                    try writeAdminToken(token)
                 } catch {
                     if wroteKey { unlink(masterKeyPath) }
                     throw error

@@ -2,6 +2,7 @@ import Foundation
 package import KeychainCore
 package import KeychainStore
 import Logging
+import Synchronization
 
 /// Storage for one of several active nodes on PostgreSQL: items, clients and the keyring's rows
 /// in the database, each node with a copy of the master key file in its data directory. What
@@ -17,6 +18,7 @@ package final class PGBackend: VaultBackend {
     private let control: PGConnectionSlot
     private let watcher: PGClusterWatcher
     private let statistics: PGStatistics
+    private let release: String
 
     init(
         settings: PGSettings, keyring: Keyring, keyringStorage: PGKeyringStorage, directory: DataDirectory,
@@ -29,10 +31,11 @@ package final class PGBackend: VaultBackend {
         control = PGConnectionSlot(settings: settings)
         refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
         statistics = settings.statistics
+        release = heartbeat.release
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
-        watcher = PGClusterWatcher(settings: settings, initial: state, heartbeat: heartbeat, logger: logger) {
-            follow.apply($0, $1)
-        }
+        watcher = PGClusterWatcher(
+            settings: settings, initial: state, heartbeat: heartbeat, logger: logger, revoked: { follow.revoked($0, $1) }
+        ) { follow.apply($0, $1) }
         watcher.start()
     }
 
@@ -44,6 +47,12 @@ package final class PGBackend: VaultBackend {
     package var database: DatabaseStatistics? { statistics.current }
     package let refreshExchangeLock: (any RefreshExchangeLock)?
     package var sharesLockState: Bool { true }
+
+    package func olderLiveRelease() throws -> String? {
+        let live = try control.withConnection { db in try PGClusterNodes.live(on: db) }
+        guard let oldest = live.oldestRelease, oldest.compare(release, options: .numeric) == .orderedAscending else { return nil }
+        return oldest
+    }
 
     package func recordLocked(_ locked: Bool) throws {
         try control.withConnection { db in try PGClusterState.setLocked(locked, on: db) }
@@ -62,14 +71,37 @@ package final class PGBackend: VaultBackend {
     package func close() { watcher.stop() }
 
     /// What this node does when the shared state changes.
-    private struct Follower: Sendable {
+    private final class Follower: Sendable {
         let keyring: Keyring
         let clients: ClientCache
         let directory: DataDirectory
         let logger: Logger
+        /// The revocations announced (by their `tokens_version`) since the state was last read.
+        private let announced = Mutex(Set<Int64>())
+
+        init(keyring: Keyring, clients: ClientCache, directory: DataDirectory, logger: Logger) {
+            self.keyring = keyring
+            self.clients = clients
+            self.directory = directory
+            self.logger = logger
+        }
+
+        /// Another node revoked a token: drop its cached entry alone.
+        func revoked(_ version: Int64, _ tokenHash: [UInt8]) {
+            clients.invalidate(tokenHash: tokenHash)
+            announced.withLock { _ = $0.insert(version) }
+        }
 
         func apply(_ old: PGClusterState.Snapshot, _ new: PGClusterState.Snapshot) {
             if new.clientsVersion != old.clientsVersion { clients.invalidate() }
+            if new.tokensVersion > old.tokensVersion {
+                // A revocation whose announcement did not arrive: drop every cached entry.
+                let missed = announced.withLock { announced -> Bool in
+                    defer { announced = announced.filter { $0 > new.tokensVersion } }
+                    return (old.tokensVersion + 1...new.tokensVersion).contains { !announced.contains($0) }
+                }
+                if missed { clients.invalidate() }
+            }
             if new.locked != old.locked {
                 if new.locked {
                     keyring.lock()

@@ -5,7 +5,8 @@ import KeychainStore
 
 /// Follows the cluster's shared state (`PGClusterState`) for one node, on a thread and a
 /// connection of its own: `LISTEN keychaind`, then read the state row on every announcement and
-/// at least once a second, and report each change to `changed` (on this thread). After a lost
+/// at least once a second, and report each change to `changed` and each revoked token announced to
+/// `revoked` (on this thread). After a lost
 /// connection it connects again (once a second) and reads the row again, so nothing announced
 /// meanwhile is missed for longer than that. Whether the database answered last time is `reachable`.
 /// It writes this node's heartbeat too (`PGHeartbeat`), on the same connection.
@@ -20,6 +21,7 @@ final class PGClusterWatcher: Sendable {
     private let logger: Logger
     private let heartbeat: PGHeartbeat
     private let changed: @Sendable (_ old: PGClusterState.Snapshot, _ new: PGClusterState.Snapshot) -> Void
+    private let revoked: @Sendable (_ version: Int64, _ tokenHash: [UInt8]) -> Void
     private let state = PThreadMonitor(State())
     private let finished = PThreadMonitor(false)
     /// How long it waits for an announcement before it reads the row anyway.
@@ -27,8 +29,10 @@ final class PGClusterWatcher: Sendable {
 
     init(
         settings: PGSettings, initial: PGClusterState.Snapshot, heartbeat: PGHeartbeat, logger: Logger,
+        revoked: @escaping @Sendable (_ version: Int64, _ tokenHash: [UInt8]) -> Void,
         changed: @escaping @Sendable (_ old: PGClusterState.Snapshot, _ new: PGClusterState.Snapshot) -> Void
     ) {
+        self.revoked = revoked
         self.settings = settings
         self.logger = logger
         self.heartbeat = heartbeat
@@ -82,7 +86,9 @@ final class PGClusterWatcher: Sendable {
                 if recovered { logger.notice("PostgreSQL reachable again") }
                 if let old, old != now { changed(old, now) }
                 try heartbeat.beatIfDue(on: db)
-                _ = try db.notifications(waitingUpTo: Self.intervalMilliseconds)
+                for payload in try db.notifications(waitingUpTo: Self.intervalMilliseconds) {
+                    if let revocation = PGClusterState.revocation(in: payload) { revoked(revocation.version, revocation.tokenHash) }
+                }
             } catch {
                 connection = nil
                 let wasReachable = state.withLock { state -> Bool in

@@ -195,4 +195,56 @@ extension PGMigrations {
             heartbeat_at timestamptz NOT NULL
         );
         """#
+
+    /// Migration 6: token lifetimes and workload login, as SQLite's migration 5: `tokens` (every
+    /// token's hash and record; `PGTokenTable`), each client's token moved there with a fresh
+    /// accessor and no expiry, the clients' token lifetime, and `login_roles`. For a rolling
+    /// upgrade, `clients.token_hash` stays (nullable) as the client's current token, which older
+    /// releases authenticate by: this release keeps it equal to the client's latest token, and a
+    /// trigger carries a token an older release sets there into `tokens` (a client it removes
+    /// takes its tokens along, by the foreign key). `cluster_state.tokens_version` counts
+    /// revocations, announced one by one (`PGClusterState.announceRevocation`).
+    static let version6 = #"""
+        CREATE FUNCTION new_token_accessor() RETURNS text
+            LANGUAGE sql VOLATILE
+            RETURN 'kca_' || substr(encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text, 'UTF8')), 'hex'), 1, 32);
+        CREATE TABLE tokens (
+            accessor text PRIMARY KEY,
+            token_hash bytea NOT NULL UNIQUE,
+            client text REFERENCES clients(name) ON DELETE CASCADE,
+            login_role text,
+            subject text,
+            access_groups text,
+            issued bigint NOT NULL,
+            expires bigint,
+            max_expires bigint,
+            ttl bigint,
+            CHECK ((client IS NULL) <> (login_role IS NULL))
+        );
+        CREATE INDEX tokens_by_client ON tokens(client) WHERE client IS NOT NULL;
+        CREATE INDEX tokens_by_login_role ON tokens(login_role) WHERE login_role IS NOT NULL;
+        CREATE INDEX tokens_by_expiry ON tokens(expires) WHERE expires IS NOT NULL;
+        INSERT INTO tokens (accessor, token_hash, client, issued)
+            SELECT new_token_accessor(), token_hash, name, created FROM clients;
+        ALTER TABLE clients ALTER COLUMN token_hash DROP NOT NULL;
+        ALTER TABLE clients ADD COLUMN token_ttl bigint, ADD COLUMN token_max_ttl bigint;
+        CREATE FUNCTION clients_token_from_older_release() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF NEW.token_hash IS NOT NULL AND NOT EXISTS (SELECT 1 FROM tokens WHERE token_hash = NEW.token_hash) THEN
+                DELETE FROM tokens WHERE client = NEW.name;
+                INSERT INTO tokens (accessor, token_hash, client, issued)
+                    VALUES (new_token_accessor(), NEW.token_hash, NEW.name, (extract(epoch FROM now()) * 1000)::bigint);
+            END IF;
+            RETURN NULL;
+        END
+        $$;
+        CREATE TRIGGER clients_token_from_older_release AFTER INSERT OR UPDATE OF token_hash ON clients
+            FOR EACH ROW EXECUTE FUNCTION clients_token_from_older_release();
+        CREATE TABLE login_roles (
+            name text PRIMARY KEY,
+            settings text NOT NULL,
+            updated bigint NOT NULL
+        );
+        ALTER TABLE cluster_state ADD COLUMN tokens_version bigint NOT NULL DEFAULT 0;
+        """#
 }

@@ -47,6 +47,12 @@ final class PGRows {
         return (accumulated << shift) >> shift
     }
 
+    /// An integer field, nil for NULL.
+    func optionalInt64(_ row: Int, _ column: Int) -> Int64? { isNull(row, column) ? nil : int64(row, column) }
+
+    /// A text field, nil for NULL.
+    func optionalText(_ row: Int, _ column: Int) -> String? { isNull(row, column) ? nil : text(row, column) }
+
     func bool(_ row: Int, _ column: Int) -> Bool {
         guard PQgetlength(result, Int32(row), Int32(column)) == 1, let value = PQgetvalue(result, Int32(row), Int32(column))
         else { return false }

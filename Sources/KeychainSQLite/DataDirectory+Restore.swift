@@ -85,6 +85,7 @@ extension DataDirectory {
         }
         var report = inspected
         report.masterKey = try masterKeyState(for: masterKey, force: force, backup: file)
+        try Self.dropLoginTokens(temporary, schemaVersion: report.schemaVersion)
         try AtomicFile.fsyncFile(temporary)
         if report.masterKey == .installed { try MasterKeyFile.write(masterKey.key, to: masterKeyPath) }
 
@@ -153,6 +154,15 @@ extension DataDirectory {
         } catch let error as SQLiteError {
             throw bad("SQLite: \(error.message)")
         }
+    }
+
+    /// Forgets every token a login issued in the restored copy: a revoked one would come back
+    /// with the backup, and workloads log in again anyway. (Older schemas had none.)
+    static func dropLoginTokens(_ path: String, schemaVersion: Int64) throws {
+        guard schemaVersion >= 5 else { return }
+        let connection = try SQLiteConnection(path: path, wal: false)
+        defer { connection.close() }
+        _ = try TokenTable.revokeAllLoginTokens(on: connection)
     }
 
     /// The keys a backup may be sealed under, each with the file it was read from: `given`

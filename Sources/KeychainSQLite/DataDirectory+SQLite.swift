@@ -40,12 +40,10 @@ extension DataDirectory {
             _ = try Keyring.create(
                 storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
             let issuer = OpenSSLClientTokenIssuer()
-            let (token, hash) = issuer.newToken()
+            let (token, new) = issuer.issue(for: .client("admin"), lifetime: nil, now: Date())
             try SQLiteClientStore(pool: pool).addClient(
-                Client(name: "admin", accessGroups: ["admin"], role: .admin, createdAt: Date()), tokenHash: hash)
-            var tokenBytes = Array((token + "\n").utf8)
-            defer { SecretBytes.wipe(&tokenBytes) }
-            try tokenBytes.withUnsafeBytes { try AtomicFile.write($0, to: adminTokenPath, mode: 0o600) }
+                Client(name: "admin", accessGroups: ["admin"], role: .admin, createdAt: new.record.issuedAt), token: new)
+            try writeAdminToken(token)
             logger.info("data directory initialized", metadata: ["path": "\(path)"])
         } catch {
             for file in [masterKeyPath, databasePath, databasePath + "-wal", databasePath + "-shm", adminTokenPath] {

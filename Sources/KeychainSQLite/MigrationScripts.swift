@@ -167,4 +167,47 @@ extension Migrations {
             ) FROM items WHERE true GROUP BY 1
             ON CONFLICT (access_group) DO UPDATE SET attribute_bytes = excluded.attribute_bytes;
         """#
+
+    /// Migration 5: token lifetimes and workload login. `tokens` holds every token's hash and
+    /// record (`TokenTable`): a client's (`client`) or a login role's (`login_role`, with the
+    /// groups it granted). Each client's token moves there with a fresh accessor and no expiry, as
+    /// issued when the client was made; `clients` loses `token_hash` (a UNIQUE column SQLite
+    /// cannot drop, so the table is made again) and gains its tokens' lifetime. `login_roles`
+    /// holds the JWT login roles (`LoginRoleTable`), each as its JSON.
+    static let version5 = #"""
+        CREATE TABLE tokens (
+            accessor TEXT PRIMARY KEY,
+            token_hash BLOB NOT NULL UNIQUE,
+            client TEXT,
+            login_role TEXT,
+            subject TEXT,
+            access_groups TEXT,
+            issued INTEGER NOT NULL,
+            expires INTEGER,
+            max_expires INTEGER,
+            ttl INTEGER,
+            CHECK ((client IS NULL) <> (login_role IS NULL))
+        ) STRICT;
+        CREATE INDEX tokens_by_client ON tokens(client) WHERE client IS NOT NULL;
+        CREATE INDEX tokens_by_login_role ON tokens(login_role) WHERE login_role IS NOT NULL;
+        CREATE INDEX tokens_by_expiry ON tokens(expires) WHERE expires IS NOT NULL;
+        INSERT INTO tokens (accessor, token_hash, client, issued)
+            SELECT 'kca_' || lower(hex(randomblob(16))), token_hash, name, created FROM clients;
+        CREATE TABLE clients_v5 (
+            name TEXT PRIMARY KEY,
+            access_groups TEXT NOT NULL,
+            role TEXT NOT NULL,
+            created INTEGER NOT NULL,
+            token_ttl INTEGER,
+            token_max_ttl INTEGER
+        ) STRICT;
+        INSERT INTO clients_v5 (name, access_groups, role, created) SELECT name, access_groups, role, created FROM clients;
+        DROP TABLE clients;
+        ALTER TABLE clients_v5 RENAME TO clients;
+        CREATE TABLE login_roles (
+            name TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            updated INTEGER NOT NULL
+        ) STRICT;
+        """#
 }

@@ -8,6 +8,7 @@ enum Migrations {
         (2, version2),
         (3, version3),
         (4, version4),
+        (5, version5),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -17,6 +17,7 @@ package final class SQLiteBackend: VaultBackend {
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
+    package func olderLiveRelease() -> String? { nil }
     package var keyringStorage: any KeyringStorage { KeyringTable(pool: pool) }
     package var commitStatistics: CommitStatistics { itemStore.commitStatistics }
     package var writesWaitOffWorkers: Bool { true }

@@ -22,6 +22,13 @@ public struct DataDirectory: Sendable {
     public var masterKeyPath: String { "\(path)/master.key" }
     public var databasePath: String { "\(path)/keychain.db" }
     public var adminTokenPath: String { "\(path)/admin.token" }
+
+    /// Writes `token` to `admin.token` (0600, replacing it atomically); the copy made of it is wiped.
+    public func writeAdminToken(_ token: String) throws {
+        var tokenBytes = Array((token + "\n").utf8)
+        defer { SecretBytes.wipe(&tokenBytes) }
+        try tokenBytes.withUnsafeBytes { try AtomicFile.write($0, to: adminTokenPath, mode: 0o600) }
+    }
     /// The new master key while a rekey is under way (see `Vault.rekey()`).
     public var pendingMasterKeyPath: String { "\(path)/master.key.new" }
     /// The file a running server holds an exclusive `flock` on (see `acquireLock()`).

@@ -69,6 +69,14 @@ public final class Vault: VaultAdministration {
 
     public var isLocked: Bool { keyring.isLocked }
 
+    /// errSecParam `cluster not upgraded` while a node of an older release is live: it could not
+    /// enforce the state about to be created (a token's expiry, a login role), so none is made.
+    public func requireUpgradedCluster() throws {
+        if let older = try StoreErrors.map({ try backend.olderLiveRelease() }) {
+            throw KeychainError.param("cluster not upgraded: a node running release \(older) is live; upgrade every node first")
+        }
+    }
+
     /// Locks the vault at once and records the lock for other nodes, if any. When that record
     /// cannot be written, this node is locked all the same and the failure is logged.
     public func lock() {

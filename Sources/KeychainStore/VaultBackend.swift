@@ -19,6 +19,10 @@ package protocol VaultBackend: Sendable {
     /// Whether the lock state is shared by several nodes (recorded by `recordLocked`).
     var sharesLockState: Bool { get }
 
+    /// The release of a live node older than this one, when one shares the database (a rolling
+    /// upgrade under way); nil with one node.
+    func olderLiveRelease() throws -> String?
+
     /// Records the lock state where other nodes follow it; nothing to do with one node.
     func recordLocked(_ locked: Bool) throws
 

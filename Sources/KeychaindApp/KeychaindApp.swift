@@ -31,6 +31,7 @@ public final class KeychaindApp: Sendable {
     private struct Running {
         let server: MicroHTTPDServer
         let background: BackgroundRefresher?
+        let purger: TokenPurger
     }
 
     /// Assembles the app over an opened vault: opens the audit log (a log that cannot be opened
@@ -54,13 +55,15 @@ public final class KeychaindApp: Sendable {
     /// The vault `serve` runs over: the data directory's SQLite database (initialising the
     /// directory first when it has none, and starting the scheduled backups), or this node's
     /// vault on PostgreSQL (`storage.backend`). `locked`: master.key is not read until unlock.
+    /// `scheduledBackups: false`: none even when configured (a command that opens the vault briefly).
     public static func openVault(
-        _ directory: DataDirectory, configuration: ServerConfiguration, locked: Bool = false, logger: Logger
+        _ directory: DataDirectory, configuration: ServerConfiguration, locked: Bool = false, scheduledBackups: Bool = true,
+        logger: Logger
     ) throws -> (vault: Vault, backups: BackupScheduler?) {
         switch configuration.storageBackend {
         case .sqlite:
             let vault = try openSQLite(directory, configuration: configuration, locked: locked, logger: logger)
-            guard configuration.backupInterval > 0 else { return (vault, nil) }
+            guard scheduledBackups, configuration.backupInterval > 0 else { return (vault, nil) }
             let scheduler = BackupScheduler(
                 vault: vault, directory: configuration.effectiveBackupDirectory,
                 intervalSeconds: configuration.backupInterval, keep: configuration.backupKeep, logger: logger)
@@ -72,7 +75,8 @@ public final class KeychaindApp: Sendable {
     }
 
     /// Serves the app on `configuration.listen` (libmicrohttpd) and starts the background
-    /// refresher (`refresh.intervalSeconds` > 0); returns the port listened on.
+    /// refresher (`refresh.intervalSeconds` > 0) and the purge of expired tokens; returns the
+    /// port listened on.
     @discardableResult
     public func start() throws -> UInt16 {
         // A write waits for its commit on a thread of its own, so that the worker serves its
@@ -91,7 +95,9 @@ public final class KeychaindApp: Sendable {
             refresher.start()
             background = refresher
         }
-        running.withLock { $0 = Running(server: server, background: background) }
+        let purger = TokenPurger(clients: vault.clients, logger: logger)
+        purger.start()
+        running.withLock { $0 = Running(server: server, background: background, purger: purger) }
         return server.port
     }
 
@@ -105,6 +111,7 @@ public final class KeychaindApp: Sendable {
             return running
         }
         stopped?.background?.stop()
+        stopped?.purger.stop()
         stopped?.server.stop()
         observe.auditLog?.close()
         backups?.stop()

@@ -28,7 +28,9 @@ public enum Wiring {
         router.addTokenRoutes(
             tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher),
             refresher: refresher)
-        router.addClientRoutes(clients: vault.clients, tokens: vault.tokenIssuer)
+        router.addClientRoutes(
+            clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
+        router.addAuthTokenRoutes(clients: vault.clients)
         router.addVaultRoutes(vault: vault)
         let limiter = authFailureLimiter(configuration)
         let unauthenticatedLines = unauthenticatedAuditLines(configuration)

@@ -9,7 +9,7 @@ struct Keychaind: ParsableCommand {
         commandName: "keychaind",
         abstract: "Apple's Keychain Services as an HTTP vault for tokens and other small secrets.",
         version: KeychaindVersion.current,
-        subcommands: [ServeCommand.self, InitCommand.self, RestoreCommand.self],
+        subcommands: [ServeCommand.self, InitCommand.self, RestoreCommand.self, AdminTokenCommand.self],
         defaultSubcommand: ServeCommand.self)
 
     static func main() {

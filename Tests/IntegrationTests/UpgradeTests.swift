@@ -54,7 +54,18 @@ struct UpgradeTests {
         #expect(server.stop() == 0)
         let database = server.dataDir.appendingPathComponent("keychain.db").path
         let latest = try sqlite(database, "PRAGMA user_version")
-        try sqlite(database, "ALTER TABLE group_usage DROP COLUMN attribute_bytes; PRAGMA user_version = 3")
+        // Schema 3 as it shipped: no attribute bytes, tokens in `clients` (before migration 5).
+        try sqlite(
+            database,
+            """
+            DROP TABLE login_roles;
+            CREATE TABLE clients_v3 (
+                name TEXT PRIMARY KEY, access_groups TEXT NOT NULL, role TEXT NOT NULL, created INTEGER NOT NULL,
+                token_hash BLOB NOT NULL UNIQUE) STRICT;
+            INSERT INTO clients_v3 SELECT c.name, c.access_groups, c.role, c.created, t.token_hash FROM clients c JOIN tokens t ON t.client = c.name;
+            DROP TABLE tokens; DROP TABLE clients; ALTER TABLE clients_v3 RENAME TO clients;
+            ALTER TABLE group_usage DROP COLUMN attribute_bytes; PRAGMA user_version = 3
+            """)
         let rowsBefore = try sqlite(database, "SELECT persistent_ref, secret FROM items ORDER BY persistent_ref")
         #expect(!rowsBefore.isEmpty)
 

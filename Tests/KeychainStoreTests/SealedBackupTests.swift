@@ -72,14 +72,14 @@ struct SealedBackupTests {
         let path = try fixture.plainSnapshot(named: "edited.db")
         let db = try SQLiteConnection(path: path, wal: false)
         let plantedHash = Digest.sha256(Array("kc_planted".utf8))
+        try db.execute("INSERT INTO clients (name, access_groups, role, created) VALUES ('mallory', '[\"g1\"]', 'admin', 0)")
         try db.execute(
-            "INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES ('mallory', '[\"g1\"]', 'admin', 0, ?)",
+            "INSERT INTO tokens (accessor, token_hash, client, issued) VALUES ('kca_00000000000000000000000000000000', ?, 'mallory', 0)",
             [.blob(plantedHash)])
         try db.executeScript(
             """
-            CREATE TRIGGER keep_mallory AFTER DELETE ON clients WHEN old.name = 'mallory' BEGIN
-                INSERT INTO clients (name, access_groups, role, created, token_hash)
-                VALUES ('mallory', '["g1"]', 'admin', 0, old.token_hash);
+            CREATE TRIGGER keep_mallory AFTER DELETE ON tokens WHEN old.client = 'mallory' BEGIN
+                INSERT INTO tokens (accessor, token_hash, client, issued) VALUES (old.accessor, old.token_hash, 'mallory', 0);
             END;
             """)
         db.close()

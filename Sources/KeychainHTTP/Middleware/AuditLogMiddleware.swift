@@ -25,7 +25,8 @@ struct AuditLogMiddleware<Next: Middleware>: Middleware {
             return response
         }
         var entry = exchange.audit.take() ?? auditor.begin(context.request, route: exchange.routeName)
-        entry.client = context.client?.name
+        entry.client = context.client?.name ?? response.issuedToken?.holderName
+        entry.token = context.token ?? response.issuedToken
         entry.status = response.status
         entry.osStatus = exchange.osStatus
         entry.refusal = exchange.refusal

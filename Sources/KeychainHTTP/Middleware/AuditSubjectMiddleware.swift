@@ -16,6 +16,7 @@ struct AuditSubjectMiddleware<Next: Middleware>: Middleware {
         exchange.audit!.subject = auditor.subject(of: context, target: route.audit)
         if auditor.failClosed {
             exchange.audit!.client = context.client?.name
+            exchange.audit!.token = context.token
             do {
                 try auditor.recordAttempt(exchange.audit!)
             } catch {

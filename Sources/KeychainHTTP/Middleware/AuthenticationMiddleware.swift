@@ -14,7 +14,9 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         guard let access = exchange.route?.access else { return next.respond(to: &context, &exchange) }
         do {
-            context.client = try authenticator.admit(context.request, to: access)
+            let holder = try authenticator.admit(context.request, to: access)
+            context.client = holder?.client
+            context.token = holder?.token
         } catch let refusal as AuthenticationRefusal {
             exchange.refusal = refusal
             return exchange.answer(refusal.error, logger: logger)

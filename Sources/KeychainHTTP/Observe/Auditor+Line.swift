@@ -21,6 +21,11 @@ extension Auditor {
         line.integer("id", Int64(truncatingIfNeeded: entry.id))
         if let phase { line.string("phase", phase) }
         if let client = entry.client { line.string("client", client) } else { line.null("client") }
+        if let token = entry.token {
+            line.string("accessor", token.accessor)
+            if case .login(let role) = token.source { line.string("loginRole", role) }
+            if let subject = token.subject { line.string("subject", subject) }
+        }
         if let remote = entry.remote { line.string("remote", remote) }
         line.string("method", entry.method)
         line.string("route", entry.route)

@@ -50,6 +50,8 @@ public final class Auditor: Sendable {
         var route: String
         var remote: String?
         var client: String?
+        /// The caller's token (or, for a login, the token issued): accessor, login role, JWT `sub`.
+        var token: TokenRecord?
         var subject = Subject()
         var status: Int?
         var osStatus: Int32?

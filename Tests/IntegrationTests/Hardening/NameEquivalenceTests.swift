@@ -88,8 +88,10 @@ struct NameEquivalenceTests {
         let script = """
             import hashlib, json, sqlite3, sys
             db = sqlite3.connect(sys.argv[1])
-            db.execute("INSERT INTO clients (name, access_groups, role, created, token_hash) VALUES (?, ?, 'client', 0, ?)",
-                       (sys.argv[2], json.dumps([sys.argv[3]], ensure_ascii=False), hashlib.sha256(sys.argv[4].encode()).digest()))
+            db.execute("INSERT INTO clients (name, access_groups, role, created) VALUES (?, ?, 'client', 0)",
+                       (sys.argv[2], json.dumps([sys.argv[3]], ensure_ascii=False)))
+            db.execute("INSERT INTO tokens (accessor, token_hash, client, issued) VALUES ('kca_' || lower(hex(randomblob(16))), ?, ?, 0)",
+                       (hashlib.sha256(sys.argv[4].encode()).digest(), sys.argv[2]))
             db.commit()
             """
         let database = dataDir.appendingPathComponent("keychain.db").path

@@ -100,7 +100,7 @@ struct PGVaultTests {
         // Node 1 finds it and caches it.
         #expect(try cluster.nodes[1].clients.client(forTokenHash: hash)?.name == "svc")
         #expect(try cluster.nodes[1].clients.client(forTokenHash: hash)?.name == "svc")
-        #expect(try cluster.nodes[0].clients.removeClient(named: "svc"))
+        #expect(try cluster.nodes[0].clients.removeClient(named: "svc", now: Date()))
         #expect(try waitUntil(within: 1.5) { try cluster.nodes[1].clients.client(forTokenHash: hash) == nil })
     }
 

@@ -1,0 +1,64 @@
+public import Foundation
+import KeychainAPI
+public import KeychainCore
+
+extension Router {
+    /// A token's self-service (`/auth/token/self`, `lookup-self`, `renew-self`, `revoke-self`:
+    /// any token, its own) and the admin's view of live tokens (list by client or login role,
+    /// revoke by accessor). None of them needs the vault's keys: they keep working while it is
+    /// locked. Vault's `/auth/token/renew` and `/revoke` (which take another token in the body)
+    /// are not served.
+    public mutating func addAuthTokenRoutes(
+        clients: any ClientStore, clock: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        /// The caller's token as stored now (a renewal on another node shows), else unknown.
+        @Sendable func current(_ context: RequestContext) throws -> TokenHolder {
+            guard let holder = try clients.holder(ofAccessor: context.callerToken.accessor) else {
+                throw AuthenticationRefusal.unknown.error
+            }
+            return holder
+        }
+        add(.get, "/auth/token/self", access: .client, audit: .none) { context in
+            .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: nil))
+        }
+        add(.get, "/auth/token/lookup-self", access: .client, audit: .none) { context in
+            let token = context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init)
+            return .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: token))
+        }
+        add(.post, "/auth/token/renew-self", access: .client, audit: .none) { context in
+            let request = try RenewRequest(decoding: context.request.body.isEmpty ? nil : context.jsonBody())
+            let holder = try current(context)
+            let now = clock()
+            guard let expiresAt = holder.token.renewedExpiry(at: now, increment: request.incrementSeconds) else {
+                throw KeychainError.param("this token is not renewable: it never expires")
+            }
+            guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt) else {
+                throw AuthenticationRefusal.unknown.error
+            }
+            let token = context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init) ?? ""
+            return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: token, now: now))
+        }
+        add(.post, "/auth/token/revoke-self", access: .client, audit: .none) { context in
+            // The store refuses the last live admin token (errSecParam) in the same step.
+            _ = try clients.revokeToken(accessor: context.callerToken.accessor, now: clock())
+            return .json(StatusAnswer.done)
+        }
+        add(.get, "/admin/tokens", access: .admin, audit: .none) { context in
+            let items = context.request.queryItems
+            let owner: TokenOwner
+            switch (items.count, items.first?.name) {
+            case (1, "client"): owner = .client(items[0].value)
+            case (1, "role"): owner = .loginRole(items[0].value)
+            default: throw KeychainError.param("give one of ?client=NAME or ?role=ROLE")
+            }
+            return .json(AuthAnswer.tokens(try clients.tokens(of: owner, now: clock())))
+        }
+        add(.delete, "/admin/tokens/{accessor}", access: .admin, audit: .pathParameters) { context in
+            let accessor = context.parameters["accessor"] ?? ""
+            guard TokenAccessor.isWellFormed(accessor), try clients.revokeToken(accessor: accessor, now: clock()) else {
+                throw KeychainError.itemNotFound("no live token has this accessor")
+            }
+            return .json(StatusAnswer.count(.deleted, 1))
+        }
+    }
+}
