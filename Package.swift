@@ -109,6 +109,14 @@ let package = Package(
             name: "KeychainRefresh",
             dependencies: ["KeychainCore", "KeychainAPI", "KeychainConcurrency", "CCurl"],
             swiftSettings: swiftSettings),
+        // Workload login: login roles, issuers' key sets, the login and role routes.
+        .target(
+            name: "KeychainLogin",
+            dependencies: [
+                "KeychainCore", "KeychainAPI", "KeychainJOSE", "KeychainHTTP",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .target(
             name: "KeychainHTTP",
             dependencies: [
@@ -139,7 +147,7 @@ let package = Package(
             name: "KeychaindApp",
             dependencies: [
                 "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL", "KeychainHTTP",
-                "KeychainObservability", "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh",
+                "KeychainObservability", "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh", "KeychainLogin",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),

@@ -13,6 +13,11 @@ static inline CURLcode CCurl_setopt_string(CURL *handle, CURLoption option, cons
 static inline CURLcode CCurl_setopt_pointer(CURL *handle, CURLoption option, void *value) {
     return curl_easy_setopt(handle, option, value);
 }
+/* A CA bundle from memory (a login role's caPEM): libcurl copies it (CURL_BLOB_COPY). */
+static inline CURLcode CCurl_setopt_ca_blob(CURL *handle, void *data, size_t length) {
+    struct curl_blob blob = { .data = data, .len = length, .flags = CURL_BLOB_COPY };
+    return curl_easy_setopt(handle, CURLOPT_CAINFO_BLOB, &blob);
+}
 static inline CURLcode CCurl_setopt_headers(CURL *handle, struct curl_slist *headers) {
     return curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers);
 }

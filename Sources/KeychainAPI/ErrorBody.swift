@@ -4,9 +4,12 @@ public import KeychainCore
 /// Server and client share it, so a client rebuilds exactly the server's `KeychainError`.
 public struct ErrorBody: JSONAnswer {
     public var error: KeychainError
+    /// Also Vault's `"errors": [...]` (answers Vault's clients read: a refused login).
+    public var vaultErrors: Bool
 
-    public init(_ error: KeychainError) {
+    public init(_ error: KeychainError, vaultErrors: Bool = false) {
         self.error = error
+        self.vaultErrors = vaultErrors
     }
 
     public func encoded() -> [UInt8] {
@@ -15,6 +18,10 @@ public struct ErrorBody: JSONAnswer {
             body.member("error", error.name)
             body.member("message", error.message)
             if let detail = error.detail { body.member("detail", detail) }
+            if vaultErrors {
+                body.key("errors")
+                body.array { $0.string(error.detail.map { "\(error.message) (\($0))" } ?? error.message) }
+            }
         }
     }
 
@@ -24,5 +31,6 @@ public struct ErrorBody: JSONAnswer {
             let code = KeychainError.Code(rawValue: status32)
         else { return nil }
         error = KeychainError(code, json["detail"]?.stringValue)
+        vaultErrors = json["errors"] != nil
     }
 }

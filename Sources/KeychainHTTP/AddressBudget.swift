@@ -78,6 +78,18 @@ public final class AddressBudget: Sendable {
         return wait
     }
 
+    /// Whether the next event from `address` would be refused (nothing is spent).
+    public func isSpent(for address: String?) -> Bool {
+        let key = Self.key(for: address)
+        let time = now()
+        return state.withLock { state in
+            guard let bucket = state.buckets[key] ?? (state.buckets.count >= maxAddresses ? state.overflow : nil) else {
+                return false
+            }
+            return min(capacity, bucket.tokens + max(0, time - bucket.updated) * refillPerSecond) < 1
+        }
+    }
+
     /// Events refused since start, past their address's budget.
     public var refusals: UInt64 { refused.load(ordering: .relaxed) }
 

@@ -25,6 +25,9 @@ public final class AuthFailureLimiter: Sendable {
 
     /// Failed authentications answered 429 since start (`keychaind_auth_throttled_total`): they
     /// are counted here rather than each written to the audit log.
+    /// Whether `address` has spent its budget (a login is then refused before its body is read).
+    public func isSpent(for address: String?) -> Bool { budget.isSpent(for: address) }
+
     public var throttledFailures: UInt64 { budget.refusals }
 
     /// How many addresses have a bucket (for tests and the reliability figures).

@@ -29,7 +29,7 @@ public struct Authenticator: Sendable {
     /// an admin for an admin route (errSecMissingEntitlement for another client). Needs only
     /// the request's head: the transport asks it before it reads a body.
     public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> TokenHolder? {
-        guard access != .open else { return nil }
+        guard access != .open, access != .login else { return nil }
         let holder = try authenticate(request)
         if access == .admin, holder.client.role != .admin {
             throw KeychainError.missingEntitlement("this route needs an admin client")

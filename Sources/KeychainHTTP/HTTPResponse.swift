@@ -12,6 +12,8 @@ public struct HTTPResponse: Sendable {
     public var createdItem: PersistentRef?
     /// The token a login issued (its record: never the token), for the audit line.
     public var issuedToken: TokenRecord?
+    /// A refused login: it spends the caller's failed-authentication budget as a refused token does.
+    public var failedLogin = false
     /// A file sent as the body instead of `body` (which is then empty), without reading it into
     /// memory: the transport takes its descriptor (the backup answer). Nil for every other answer.
     public var bodyFile: ReadOnlyFile?

@@ -21,6 +21,7 @@ public struct KeychainApplication: HTTPResponder {
 
     private let router: Router
     private let authenticator: Authenticator
+    private let authFailureLimiter: AuthFailureLimiter?
     private let chain: Chain
 
     /// keychaind's chain: request log → metrics → audit log → failed-auth limit → authenticate →
@@ -32,6 +33,7 @@ public struct KeychainApplication: HTTPResponder {
     ) {
         self.router = router
         self.authenticator = authenticator
+        self.authFailureLimiter = authFailureLimiter
         chain =
             RequestLogMiddleware(log: requestLog ?? LoggerLineLog(logger: logger), next:
             MetricsMiddleware(metrics: metrics, next:
@@ -59,10 +61,20 @@ public struct KeychainApplication: HTTPResponder {
     public func respond(toHead request: HTTPRequest) -> HTTPResponse? {
         let started = Exchange.monotonicNanoseconds()
         let match = router.match(method: request.method, path: request.path)
-        if case .found(let route, _) = match,
-            route.access == .open || (try? authenticator.admit(request, to: route.access)) != nil
-        {
-            return nil
+        if case .found(let route, _) = match {
+            switch route.access {
+            case .open:
+                return nil
+            case .login:
+                // Its body is read only within the caller's failed-authentication budget and bound.
+                if authFailureLimiter?.isSpent(for: request.remoteAddress) != true,
+                    AuthenticationMiddleware<RouteResponder>.loginBodyRefusal(request) == nil
+                {
+                    return nil
+                }
+            case .client, .admin:
+                if (try? authenticator.admit(request, to: route.access)) != nil { return nil }
+            }
         }
         return run(request, match, started: started, exchangeWait: .block)
     }

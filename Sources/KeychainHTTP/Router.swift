@@ -12,6 +12,13 @@ public enum RouteAccess: Sendable {
     case client
     /// Admin clients only; others get errSecMissingEntitlement.
     case admin
+    /// A workload login: no token, a body of at most `loginBodyBytes` (declared in its head), read
+    /// only while the caller's address is within its failed-authentication budget; a refused
+    /// login spends that budget (docs/api.md, "Workload login").
+    case login
+
+    /// The largest body a login reads.
+    public static let loginBodyBytes = 16 * 1024
 }
 
 public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse

@@ -13,6 +13,7 @@ import Synchronization
 package final class PGBackend: VaultBackend {
     private let itemStore: PGItemStore
     private let clientStore: PGClientStore
+    private let loginRoleStore: PGLoginRoleStore
     package let keyringStorage: any KeyringStorage
     /// For the lock state: a connection of its own, free while a request holds its thread's.
     private let control: PGConnectionSlot
@@ -28,6 +29,7 @@ package final class PGBackend: VaultBackend {
         self.keyringStorage = keyringStorage
         itemStore = PGItemStore(connections: connections, keyring: keyring, reservations: keyringStorage, quota: quota)
         clientStore = PGClientStore(connections: connections)
+        loginRoleStore = PGLoginRoleStore(connections: connections)
         control = PGConnectionSlot(settings: settings)
         refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
         statistics = settings.statistics
@@ -41,6 +43,7 @@ package final class PGBackend: VaultBackend {
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
+    package var loginRoles: any LoginRoleStore { loginRoleStore }
     package var commitStatistics: CommitStatistics { CommitStatistics() }
     package var writesWaitOffWorkers: Bool { false }
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }

@@ -45,6 +45,20 @@ public final class TokenEndpointClient: TokenEndpoint {
     func post(_ endpoint: TokenEndpointURL, body: SecretBytes, authorization: SecretBytes?) throws(TokenExchangeFailure)
         -> (status: Int, body: [UInt8])
     {
+        try transfer(endpoint, body: body, authorization: authorization, caPEM: nil, what: "the token endpoint")
+    }
+
+    /// One GET (an issuer's key set or discovery document), under the same rules; `caPEM`, when
+    /// given, is the CA its https is verified against instead.
+    public func get(_ url: TokenEndpointURL, caPEM: String?) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8]) {
+        try transfer(url, body: nil, authorization: nil, caPEM: caPEM, what: "the issuer")
+    }
+
+    /// A POST of `body` (a GET without), as the type's comment says; `what` names the far end in
+    /// failures.
+    private func transfer(
+        _ endpoint: TokenEndpointURL, body: SecretBytes?, authorization: SecretBytes?, caPEM: String?, what: String
+    ) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8]) {
         _ = CurlGlobal.initialised
         // The host and port as libcurl itself reads the URL: what it connects to is what is checked.
         let (host, port) = Self.hostAndPort(endpoint.text)
@@ -65,7 +79,7 @@ public final class TokenEndpointClient: TokenEndpoint {
         if host.lowercased() == "localhost" {
             pinned = curl_slist_append(nil, "\(host):\(port):127.0.0.1,[::1]")
         }
-        headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded")
+        if body != nil { headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded") }
         headers = curl_slist_append(headers, "Accept: application/json")
         if let authorization {
             // libcurl copies the line; the copy is freed with the list (it cannot be wiped there).
@@ -77,7 +91,8 @@ public final class TokenEndpointClient: TokenEndpoint {
             }
         }
 
-        let code: CURLcode = body.withUnsafeBytes { raw in
+        var caBlob = Array((caPEM ?? "").utf8)
+        let code: CURLcode = (body ?? SecretBytes([UInt8](), lockedInMemory: false)).withUnsafeBytes { raw in
             var failed = CURLE_OK
             func set(_ result: CURLcode) { if failed == CURLE_OK { failed = result } }
             set(CCurl_setopt_string(handle, CURLOPT_URL, endpoint.text))
@@ -89,24 +104,30 @@ public final class TokenEndpointClient: TokenEndpoint {
             set(CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, settings.timeoutMilliseconds))
             set(CCurl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
             set(CCurl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
-            if let caFile = settings.caFile { set(CCurl_setopt_string(handle, CURLOPT_CAINFO, caFile)) }
+            if caPEM != nil {
+                set(caBlob.withUnsafeMutableBytes { CCurl_setopt_ca_blob(handle, $0.baseAddress, $0.count) })
+            } else if let caFile = settings.caFile {
+                set(CCurl_setopt_string(handle, CURLOPT_CAINFO, caFile))
+            }
             set(CCurl_setopt_long(handle, CURLOPT_MAXFILESIZE, settings.maximumAnswerBytes))
             set(CCurl_setopt_string(handle, CURLOPT_USERAGENT, "keychaind/\(KeychaindVersion.current)"))
             set(CCurl_setopt_headers(handle, headers))
             if let pinned { set(CCurl_setopt_resolve(handle, pinned)) }
-            set(CCurl_setopt_long(handle, CURLOPT_POST, 1))
-            set(CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress)))
-            set(CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, raw.count))
+            if body != nil {
+                set(CCurl_setopt_long(handle, CURLOPT_POST, 1))
+                set(CCurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress)))
+                set(CCurl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, raw.count))
+            }
             set(CCurl_setopt_write_function(handle, AnswerBuffer.write))
             set(CCurl_setopt_pointer(handle, CURLOPT_WRITEDATA, context.toOpaque()))
             guard failed == CURLE_OK else { return failed }
             return curl_easy_perform(handle)
         }
         if answer.overflowed || code == CURLE_FILESIZE_EXCEEDED {
-            throw .unavailable("the token endpoint's answer is larger than \(settings.maximumAnswerBytes) bytes")
+            throw .unavailable("\(what)'s answer is larger than \(settings.maximumAnswerBytes) bytes")
         }
         guard code == CURLE_OK else {
-            throw .unavailable("calling the token endpoint failed: \(String(cString: curl_easy_strerror(code)))")
+            throw .unavailable("calling \(what) failed: \(String(cString: curl_easy_strerror(code)))")
         }
         var status = 0
         _ = CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)

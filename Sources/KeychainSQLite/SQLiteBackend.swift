@@ -8,15 +8,18 @@ package final class SQLiteBackend: VaultBackend {
     package let pool: ConnectionPool
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
+    private let loginRoleStore: SQLiteLoginRoleStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
         self.pool = pool
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
+        loginRoleStore = SQLiteLoginRoleStore(pool: pool)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
+    package var loginRoles: any LoginRoleStore { loginRoleStore }
     package func olderLiveRelease() -> String? { nil }
     package var keyringStorage: any KeyringStorage { KeyringTable(pool: pool) }
     package var commitStatistics: CommitStatistics { itemStore.commitStatistics }

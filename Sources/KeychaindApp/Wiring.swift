@@ -4,6 +4,7 @@ public import KeychainConfig
 public import KeychainCore
 public import KeychainHTTP
 public import KeychainRefresh
+import KeychainLogin
 public import KeychainStore
 public import KeychainPostgreSQL
 public import Logging
@@ -31,6 +32,10 @@ public enum Wiring {
         router.addClientRoutes(
             clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addAuthTokenRoutes(clients: vault.clients)
+        let login = workloadLogin(vault: vault, configuration: configuration, logger: logger)
+        router.addLoginRoutes(
+            login: login, clients: vault.clients, roleFailures: loginFailuresPerRole(configuration),
+            requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addVaultRoutes(vault: vault)
         let limiter = authFailureLimiter(configuration)
         let unauthenticatedLines = unauthenticatedAuditLines(configuration)
@@ -40,6 +45,8 @@ public enum Wiring {
                 refresh: refreshStatistics(refresher))
             if let limiter { sources.authThrottled = { limiter.throttledFailures } }
             if let unauthenticatedLines { sources.auditUnauthenticatedSkipped = { unauthenticatedLines.refusals } }
+            sources.logins = { login.metrics.snapshot().map { ($0.role, $0.outcome.rawValue, $0.count) } }
+            sources.staleKeySetServes = { login.staleKeySetServes }
             router.addMetricsRoute(metrics: observe.metrics, sources: sources)
         }
         return KeychainApplication(
@@ -47,6 +54,25 @@ public enum Wiring {
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),
             logger: logger, requestLog: requestLog, auditor: observe?.auditor, metrics: observe?.metrics,
             authFailureLimiter: limiter, unauthenticatedAuditLines: unauthenticatedLines)
+    }
+
+    /// Workload login over the vault's roles and tokens; issuers' documents fetched as token
+    /// endpoints are called (`refresh.caFile`, https verified, plain http to loopback only), at
+    /// most 256 KiB in 5 s.
+    static func workloadLogin(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> WorkloadLogin {
+        let client = TokenEndpointClient(
+            settings: OutboundHTTPSettings(
+                connectTimeoutMilliseconds: 3_000, timeoutMilliseconds: 5_000, maximumAnswerBytes: 256 * 1024,
+                caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile))
+        return WorkloadLogin(
+            roles: vault.loginRoles, clients: vault.clients, issuer: vault.tokenIssuer, fetcher: IssuerFetcher(client: client),
+            staleSeconds: configuration.jwksStaleSeconds, logger: logger)
+    }
+
+    /// `limits.loginFailuresPerRolePerMinute` = 0 turns the per-role budget off.
+    static func loginFailuresPerRole(_ configuration: ServerConfiguration) -> AddressBudget? {
+        guard configuration.loginFailuresPerRolePerMinute > 0 else { return nil }
+        return AddressBudget(perMinute: configuration.loginFailuresPerRolePerMinute, maxAddresses: 10_000)
     }
 
     /// Page cursors sealed under a key derived from the master key, as the audit tags are.

@@ -70,6 +70,14 @@ struct SQLiteConformanceTests {
         }.run()
     }
 
+    @Test func loginRoleStore() throws {
+        try LoginRoleStoreConformance {
+            let pool = try ConnectionPool(path: ":memory:")
+            try pool.write { try Migrations.apply(on: $0) }
+            return (SQLiteLoginRoleStore(pool: pool), pool)
+        }.run()
+    }
+
     /// `KeyringTable` over a migrated database.
     @Test func keyringStorage() throws {
         try KeyringStorageConformance {
@@ -123,6 +131,14 @@ struct PostgreSQLConformanceTests {
             let database = try PGTestDatabase()
             try PGMigrations.apply(on: database.connect())
             return (PGClientStore(connections: PGConnections(settings: PGSettings(url: database.url))), nil)
+        }.run()
+    }
+
+    @Test func loginRoleStore() throws {
+        try LoginRoleStoreConformance {
+            let database = try PGTestDatabase()
+            try PGMigrations.apply(on: database.connect())
+            return (PGLoginRoleStore(connections: PGConnections(settings: PGSettings(url: database.url))), nil)
         }.run()
     }
 

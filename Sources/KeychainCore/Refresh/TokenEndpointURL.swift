@@ -1,31 +1,32 @@
 import Foundation
 
-/// A token endpoint keychaind may call: `https`, or plain `http` to a loopback address only (a
-/// refresh setting makes the server call out, and its traffic carries secrets).
+/// A URL keychaind may call out to (a token endpoint, an issuer's key set or discovery document):
+/// `https`, or plain `http` to a loopback address only (a setting makes the server call out,
+/// and its traffic carries secrets or decides who logs in).
 public struct TokenEndpointURL: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     public let isHTTPS: Bool
 
-    /// Checks `text`; errSecParam naming what is wrong.
-    public init(_ text: String) throws(KeychainError) {
+    /// Checks `text`; errSecParam naming what is wrong, and the setting by `key`.
+    public init(_ text: String, key: String = "tokenEndpoint") throws(KeychainError) {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
             let host = components.host, !host.isEmpty
         else {
-            throw KeychainError.param("\"tokenEndpoint\" must be an absolute http(s) URL")
+            throw KeychainError.param("\"\(key)\" must be an absolute http(s) URL")
         }
         guard components.user == nil, components.password == nil, components.fragment == nil else {
-            throw KeychainError.param("\"tokenEndpoint\" must not carry credentials or a fragment")
+            throw KeychainError.param("\"\(key)\" must not carry credentials or a fragment")
         }
         switch scheme {
         case "https":
             isHTTPS = true
         case "http":
             guard Self.isLoopback(host) else {
-                throw KeychainError.param("\"tokenEndpoint\" must be https (plain http only to a loopback address)")
+                throw KeychainError.param("\"\(key)\" must be https (plain http only to a loopback address)")
             }
             isHTTPS = false
         default:
-            throw KeychainError.param("\"tokenEndpoint\" must be an absolute http(s) URL")
+            throw KeychainError.param("\"\(key)\" must be an absolute http(s) URL")
         }
         self.text = text
     }

@@ -18,6 +18,10 @@ public struct MetricsSources: Sendable {
     public var authThrottled: (@Sendable () -> UInt64)?
     /// Audit lines of requests without a token left unwritten past their address's budget.
     public var auditUnauthenticatedSkipped: (@Sendable () -> UInt64)?
+    /// Workload logins by role and outcome (`success`, `refused`, `too_many_tokens`, ...).
+    public var logins: (@Sendable () -> [(role: String, outcome: String, count: UInt64)])?
+    /// Logins served from an issuer's last good key set while the issuer could not be reached.
+    public var staleKeySetServes: (@Sendable () -> UInt64)?
     /// The background re-encryption after a rotate, nil when none has run since start.
     public var reencryption: (@Sendable () -> ReencryptionProgress?)?
     /// The storage's group commit: commits, the writes they carried, batch sizes.
@@ -109,6 +113,20 @@ extension Router {
                     "keychaind_audit_unauthenticated_skipped_total", type: "counter",
                     help: "Audit lines of requests without a token not written, past their address's budget.")
                 text.sample("keychaind_audit_unauthenticated_skipped_total", skipped())
+            }
+            if let logins = sources.logins {
+                text.family(
+                    "keychaind_logins_total", type: "counter",
+                    help: "Workload logins by login role and outcome (role \"\" for names no role has).")
+                for login in logins() {
+                    text.sample("keychaind_logins_total", labels: [("role", login.role), ("outcome", login.outcome)], login.count)
+                }
+            }
+            if let stale = sources.staleKeySetServes {
+                text.family(
+                    "keychaind_login_stale_key_sets_total", type: "counter",
+                    help: "Logins verified with an issuer's last good key set because the issuer could not be reached.")
+                text.sample("keychaind_login_stale_key_sets_total", stale())
             }
             // What exists in the vault, who calls it and how often: no cache may keep it.
             return HTTPResponse(

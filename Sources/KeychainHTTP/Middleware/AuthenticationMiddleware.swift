@@ -13,6 +13,10 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
 
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         guard let access = exchange.route?.access else { return next.respond(to: &context, &exchange) }
+        if access == .login, let tooLarge = Self.loginBodyRefusal(context.request) {
+            exchange.osStatus = tooLarge.status
+            return .error(tooLarge, status: 413)
+        }
         do {
             let holder = try authenticator.admit(context.request, to: access)
             context.client = holder?.client
@@ -24,5 +28,17 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
             return exchange.answer(error, logger: logger)
         }
         return next.respond(to: &context, &exchange)
+    }
+
+    /// Why a login's body will not be read: larger than `RouteAccess.loginBodyBytes` (declared or
+    /// read), or of no declared length (chunked). Nil when it fits.
+    static func loginBodyRefusal(_ request: HTTPRequest) -> KeychainError? {
+        let declared = request.header("content-length").map { Int($0) ?? Int.max }
+        guard request.header("transfer-encoding") == nil, (declared ?? 0) <= RouteAccess.loginBodyBytes,
+            request.body.count <= RouteAccess.loginBodyBytes
+        else {
+            return KeychainError.param("a login's body declares its Content-Length, at most \(RouteAccess.loginBodyBytes) bytes")
+        }
+        return nil
     }
 }
