@@ -79,4 +79,127 @@ import Testing
         let listed = try fixture.http.send("GET", "/v1/admin/tokens?role=payments", token: fixture.admin)
         #expect((listed.json["tokens"] as? [Any])?.count == 4)
     }
+
+    /// Every check a JWT must pass, each refused 401 errSecAuthFailed naming it (and Vault's
+    /// `errors`), never echoing the token or a claim's value.
+    @Test func everyCheckRefusesAndNamesWhatFailed() throws {
+        let fixture = try Fixture()
+        let issuer = fixture.issuer
+        let now = Int(Date().timeIntervalSince1970)
+        let cases: [(String, String, String)] = [
+            ("unknown role", try issuer.mint(), "nobody"),
+            ("issuer", try issuer.mint(claims: ["iss": "https://evil.example"]), "payments"),
+            ("audience", try issuer.mint(claims: ["aud": "someone-else"]), "payments"),
+            ("audience", try issuer.mint(omit: ["aud"]), "payments"),
+            ("expired", try issuer.mint(claims: ["exp": now - 120]), "payments"),
+            ("expired", try issuer.mint(omit: ["exp"]), "payments"),
+            ("not yet valid", try issuer.mint(claims: ["nbf": now + 600]), "payments"),
+            ("not yet valid", try issuer.mint(claims: ["iat": now + 600]), "payments"),
+            ("subject", try issuer.mint(claims: ["sub": "system:serviceaccount:billing:api"]), "payments"),
+            ("claim /kubernetes.io/namespace", try issuer.mint(claims: ["kubernetes.io": ["namespace": "billing"]]), "payments"),
+            ("algorithm", try issuer.mint(alg: "PS256"), "payments"),
+            ("algorithm", try issuer.mint(alg: "HS256"), "payments"),
+            ("signature", try issuer.mint(key: "stray-rsa"), "payments"),
+            ("signature", try issuer.mint(kid: .value("rs256"), key: "stray-rsa"), "payments"),
+            ("signature", try issuer.mint(embedJWK: true), "payments"),
+            ("signature", try issuer.mint(alg: "ES256", kid: .value("es256"), key: "es384"), "payments"),
+        ]
+        for (detail, jwt, role) in cases {
+            let answer = try fixture.login(jwt, role: role)
+            #expect(answer.status == 401, "\(detail): \(answer.text)")
+            #expect(answer.json["error"] as? String == "errSecAuthFailed")
+            #expect(answer.json["detail"] as? String == detail, "\(answer.text)")
+            #expect((answer.json["errors"] as? [String])?.count == 1)
+            #expect(!answer.text.contains(jwt) && !answer.text.contains("billing") && !answer.text.contains("evil"))
+        }
+        // Forms that are no compact JWS, and unsafe headers.
+        for jwt in [try issuer.mint(alg: "none"), try issuer.mint(headers: ["crit": ["exp"]]), try issuer.mint(headers: ["b64": false]),
+                    "a.b.c.d.e", "{\"payload\":\"x\"}", ""] {
+            let answer = try fixture.login(jwt)
+            #expect(answer.status == 401, "\(answer.text)")
+        }
+        // A body that is not a login.
+        #expect(try fixture.http.json("POST", "/v1/auth/jwt/login", ["role": "payments"]).status == 400)
+        #expect(try fixture.http.json("POST", "/v1/auth/jwt/login", ["role": "payments", "jwt": "x", "extra": 1]).status == 400)
+        let metrics = try fixture.http.send("GET", "/v1/metrics", token: fixture.admin)
+        #expect(metrics.text.contains(#"keychaind_logins_total{role="payments",outcome="refused"}"#), "\(metrics.text)")
+        #expect(metrics.text.contains(#"keychaind_logins_total{role="",outcome="refused"}"#))
+    }
+
+    /// What a role must be: bound to a subject or a claim, never the issuer's own audience
+    /// (unless allowed), a name of `[a-z0-9._-]`, no reserved group, usable keys.
+    @Test func rolesAreCheckedWhenPut() throws {
+        let fixture = try Fixture()
+        var role = fixture.defaultRole()
+        role["boundSubject"] = nil
+        role["boundClaims"] = ["/kubernetes.io/namespace": "*"]
+        let unbound = try fixture.putRole("loose", role)
+        #expect(unbound.status == 400 && (unbound.json["detail"] as? String ?? "").contains("bind"), "\(unbound.text)")
+        role = fixture.defaultRole()
+        role["audiences"] = [fixture.issuer.issuer]
+        #expect(try fixture.putRole("issuer-audience", role).status == 400)
+        role["allowIssuerAudience"] = true
+        #expect(try fixture.putRole("issuer-audience", role).status == 200)
+        #expect(try fixture.putRole("Payments", fixture.defaultRole()).status == 400)
+        role = fixture.defaultRole()
+        role["accessGroups"] = ["keychaind.refresh"]
+        #expect(try fixture.putRole("reserved", role).status == 400)
+        role = fixture.defaultRole()
+        role["publicKeys"] = ["-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"]
+        #expect(try fixture.putRole("bad-pem", role).status == 400)
+        role["jwksURL"] = fixture.issuer.jwksURL
+        #expect(try fixture.putRole("both", role).status == 400)
+        role = fixture.defaultRole()
+        role["jwksURL"] = "http://issuer.example/jwks"
+        #expect(try fixture.putRole("plain-http", role).status == 400)
+        role = fixture.defaultRole()
+        role["algorithms"] = ["HS256"]
+        #expect(try fixture.putRole("hmac", role).status == 400)
+        let read = try fixture.http.send("GET", "/v1/admin/auth/jwt/roles/payments", token: fixture.admin)
+        #expect((read.json["role"] as? [String: Any])?["issuer"] as? String == fixture.issuer.issuer)
+        let list = try fixture.http.send("GET", "/v1/admin/auth/jwt/roles", token: fixture.admin)
+        #expect(((list.json["roles"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String } == ["issuer-audience", "payments"])
+        #expect(try fixture.http.send("GET", "/v1/admin/auth/jwt/roles/payments", token: try fixture.loginToken()).status == 403)
+    }
+
+    /// PEM keys and a JWKS URL serve as well as discovery; a key the issuer rotates in is
+    /// accepted within 10 seconds, and random kids do not make keychaind hammer the issuer.
+    @Test func keysFromPEMsAndAJWKSURLAndRotation() throws {
+        let fixture = try Fixture()
+        var pemRole = fixture.defaultRole()
+        pemRole["publicKeys"] = [try fixture.issuer.publicPEM(alg: "RS256"), try fixture.issuer.publicPEM(alg: "ES256")]
+        #expect(try fixture.putRole("pem", pemRole).status == 200)
+        #expect(try fixture.login(try fixture.issuer.mint(alg: "ES256"), role: "pem").status == 200)
+        #expect(try fixture.login(try fixture.issuer.mint(alg: "EdDSA"), role: "pem").json["detail"] as? String == "signature")
+
+        var jwksRole = fixture.defaultRole()
+        jwksRole["jwksURL"] = fixture.issuer.jwksURL
+        #expect(try fixture.putRole("jwks", jwksRole).status == 200)
+        #expect(try fixture.login(try fixture.issuer.mint(), role: "jwks").status == 200)
+        let before = try fixture.issuer.stats().jwks
+        // Unknown kids: at most one refetch per 10 s, whatever caused the last.
+        for index in 0..<20 {
+            _ = try fixture.login(try fixture.issuer.mint(kid: .value("random-\(index)"), key: "stray-rsa"), role: "jwks")
+        }
+        #expect(try fixture.issuer.stats().jwks - before <= 1)
+        // A rotated-in key: accepted within ten seconds of the last fetch.
+        _ = try fixture.issuer.rotate(alg: "RS256", keep: false)
+        let rotated = try fixture.issuer.mint()
+        let started = Date()
+        var accepted = false
+        while !accepted, Date().timeIntervalSince(started) < 15 {
+            accepted = try fixture.login(rotated, role: "jwks").status == 200
+            if !accepted { Thread.sleep(forTimeInterval: 0.5) }
+        }
+        #expect(accepted)
+        #expect(Date().timeIntervalSince(started) < 12)
+    }
+}
+
+extension WorkloadLoginTests.Fixture {
+    /// A token from a successful login under `payments`.
+    func loginToken() throws -> String {
+        let answer = try login(try issuer.mint())
+        return try #require(answer.json["token"] as? String, "\(answer.text)")
+    }
 }
