@@ -140,7 +140,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        .target(name: "KeychainConfig", swiftSettings: swiftSettings),
+        // Over KeychainHTTP for `TrustedProxies`, so that a bad `server.trustedProxies` is refused at load
+        // by the parser the server resolves client addresses with.
+        .target(name: "KeychainConfig", dependencies: ["KeychainHTTP"], swiftSettings: swiftSettings),
         // The wiring: the app `keychaind serve` runs (vault, observe, refresher, responder, server),
         // a library so that tests can serve the same app in process.
         .target(
@@ -229,7 +231,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
-        .testTarget(name: "KeychainConfigTests", dependencies: ["KeychainConfig"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "KeychainConfigTests", dependencies: ["KeychainConfig", "KeychainHTTP"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainJOSETests", dependencies: ["KeychainJOSE", "KeychainAPI", "KeychainCore"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),

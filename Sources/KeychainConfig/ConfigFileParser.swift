@@ -1,6 +1,7 @@
 /// Reads the config file: a small subset of TOML. `key = value` lines, `[section]` headers that
 /// prefix the keys after them (`[limits]` + `maxBodyBytes` → `limits.maxBodyBytes`), `#` comments,
-/// values as "double-quoted strings", integers or booleans.
+/// values as "double-quoted strings", integers, booleans or one-line arrays of strings
+/// (`["10.0.0.0/8", "::1"]`, read as their environment spelling: the strings joined by commas).
 enum ConfigFileParser {
     static func parse(_ text: String, path: String) throws -> [ConfigurationLoader.Setting] {
         var settings: [ConfigurationLoader.Setting] = []
@@ -31,6 +32,17 @@ enum ConfigFileParser {
     }
 
     private static func parseValue(_ text: String, key: String, at where_: String) throws -> String {
+        if text.hasPrefix("[") {
+            guard text.hasSuffix("]") else { throw ConfigurationError("\(where_): \(key): unterminated array") }
+            // Cut at commas first: a string in an array holds none (its environment spelling could not).
+            let elements = text.dropFirst().dropLast().split(separator: ",").map { $0.trimmed() }.filter { !$0.isEmpty }
+            return try elements.map { element in
+                guard element.hasPrefix("\"") else {
+                    throw ConfigurationError("\(where_): \(key): an array holds \"strings\" only")
+                }
+                return try parseValue(element, key: key, at: where_)
+            }.joined(separator: ",")
+        }
         if text.hasPrefix("\"") {
             guard text.count >= 2, text.hasSuffix("\"") else {
                 throw ConfigurationError("\(where_): \(key): unterminated string")

@@ -1,4 +1,5 @@
 import Foundation
+import KeychainHTTP
 
 /// A configuration problem, reported at start; the description names the key and where it came from.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
@@ -24,7 +25,7 @@ public enum ConfigurationLoader {
 
     /// Every key the configuration knows, as written in the file.
     public static let keys = [
-        "listen", "dataDir", "logLevel", "threads",
+        "listen", "dataDir", "logLevel", "threads", "server.trustedProxies",
         "limits.maxBodyBytes", "limits.maxConnections", "limits.maxConnectionsPerAddress",
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
@@ -130,6 +131,16 @@ public enum ConfigurationLoader {
             }
             configuration.logLevel = level
         case "threads": configuration.threads = try integer(atLeast: 0)
+        case "server.trustedProxies":
+            let entries = setting.value.split(separator: ",").map { $0.trimmed() }.filter { !$0.isEmpty }
+            configuration.trustedProxies = TrustedProxies(try entries.map { entry in
+                guard let network = TrustedProxies.Network(cidr: entry) else {
+                    throw ConfigurationError(
+                        "\(setting.source): \(setting.key): \"\(entry)\" is not an IPv4 or IPv6 CIDR "
+                            + "(like 10.0.0.0/8 or fd00::/8; a bare address is /32 or /128)")
+                }
+                return network
+            })
         case "limits.maxBodyBytes": configuration.maxBodyBytes = try integer(atLeast: 1)
         case "limits.maxConnections": configuration.maxConnections = try integer(atLeast: 1)
         case "limits.maxConnectionsPerAddress": configuration.maxConnectionsPerAddress = try integer(atLeast: 0)

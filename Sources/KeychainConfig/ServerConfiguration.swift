@@ -1,4 +1,5 @@
 import Foundation
+public import KeychainHTTP
 
 /// Everything `keychaind serve` is configured with. Each key, its type and default:
 ///
@@ -8,6 +9,7 @@ import Foundation
 /// | `dataDir` | path | `./data` | `KEYCHAIND_DATA_DIR` |
 /// | `logLevel` | trace, debug, info, notice, warning, error, critical | `info` | `KEYCHAIND_LOG_LEVEL` |
 /// | `threads` | integer ≥ 0, 0 = two per core | `0` | `KEYCHAIND_THREADS` |
+/// | `server.trustedProxies` | IPv4/IPv6 CIDRs (a bare address: /32, /128) whose `X-Forwarded-For` names the client; a TOML array in the file, comma-separated in the environment | empty | `KEYCHAIND_SERVER_TRUSTED_PROXIES` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
 /// | `limits.maxConnectionsPerAddress` | integer ≥ 0, 0 = no limit | `128` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS` |
@@ -52,6 +54,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var dataDir: String = "./data"
     public var logLevel: LogLevel = .info
     public var threads: Int = 0
+    public var trustedProxies = TrustedProxies()
     public var maxBodyBytes: Int = 1_048_576
     public var maxConnections: Int = 1024
     public var maxConnectionsPerAddress: Int = 128

@@ -13,6 +13,8 @@ public struct HTTPRequest: Sendable {
     /// (lower-cased name, value) in arrival order.
     public var headers: [(name: String, value: String)] { storage.headers }
     public var body: [UInt8] { storage.body }
+    /// The client's address: the peer's, or behind a trusted proxy the one its `X-Forwarded-For`
+    /// names (`TrustedProxies`). Every per-address limit and audit line counts by it.
     public var remoteAddress: String? { storage.remoteAddress }
 
     /// The fields, in one shared box: a request is handed on several times per answer (to the

@@ -184,7 +184,8 @@ public enum Wiring {
             idleTimeoutSeconds: configuration.idleTimeoutSeconds,
             headerTimeoutSeconds: configuration.headerTimeoutSeconds,
             shutdownGraceSeconds: configuration.shutdownGraceSeconds,
-            maxQueryParameters: configuration.maxQueryParameters, tls: tls)
+            maxQueryParameters: configuration.maxQueryParameters, tls: tls,
+            trustedProxies: configuration.trustedProxies)
     }
 
     private static func readText(_ path: String, key: String) throws -> String {

@@ -128,6 +128,7 @@ public final class MicroHTTPDServer: Sendable {
     }
 
     var maxBodyBytes: Int { settings.maxBodyBytes }
+    var trustedProxies: TrustedProxies { settings.trustedProxies }
 }
 
 /// Owns the `MHD_Daemon` and the retained reference to the server its callbacks use.
@@ -225,6 +226,8 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             pending.state = .answered
             return queue(server.bodyTooLarge(), on: connection)
         }
+        pending.clientAddress = server.trustedProxies.clientAddress(
+            peer: remoteAddress(of: connection), headers: pending.headers)
         guard (declared ?? 0) > 0 || framing.isChunked else { return .YES }
         // A body is coming: the route and the caller are decided on the head first, so a request
         // that will be refused (no such route, no valid token, an address over its failed-auth
@@ -237,7 +240,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             method: requestMethod(method),
             path: url.map { String(cString: $0) } ?? "/",
             queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
-            lowercasedHeaders: pending.headers, body: [], remoteAddress: remoteAddress(of: connection))
+            lowercasedHeaders: pending.headers, body: [], remoteAddress: pending.clientAddress)
         if let refusal = server.answer(head: head) {
             pending.state = .answered
             return queue(refusal, closing: true, on: connection)
@@ -288,7 +291,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         queryItems: query.map { HTTPRequest.QueryItem(name: $0.name, value: $0.value) },
         lowercasedHeaders: pending.headers,
         body: body,
-        remoteAddress: remoteAddress(of: connection))
+        remoteAddress: pending.clientAddress)
     if server.offloads(request), server.inFlight.load(ordering: .relaxed) > 1 {
         MHD_suspend_connection(connection)
         let suspended = Suspended(connection: connection, pending: pending)

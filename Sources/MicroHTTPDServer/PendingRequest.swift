@@ -5,6 +5,8 @@ import KeychainHTTP
 final class PendingRequest {
     /// Collected once, on the first call (the framing check and the request both use them).
     var headers: [(name: String, value: String)] = []
+    /// The client's address, resolved once from the peer and the headers (`TrustedProxies`).
+    var clientAddress: String?
     /// The body so far. It may hold a secret: every buffer it leaves behind is wiped (see `append`
     /// and `wipeBody`).
     private(set) var body: [UInt8] = []

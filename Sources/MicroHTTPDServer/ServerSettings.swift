@@ -1,3 +1,5 @@
+public import KeychainHTTP
+
 /// How the libmicrohttpd front listens and what it tolerates.
 public struct ServerSettings: Sendable, Equatable {
     /// IPv4 or IPv6 literal (`127.0.0.1`, `::1`, `0.0.0.0`).
@@ -26,6 +28,9 @@ public struct ServerSettings: Sendable, Equatable {
     public var maxQueryParameters: Int
     /// PEM text of the TLS certificate and key and the GnuTLS priorities; nil for plain HTTP.
     public var tls: TLSMaterial?
+    /// Peers whose `X-Forwarded-For` names the client a request's `remoteAddress` is (limits and
+    /// audit lines count by it); the connection limits above stay on the peer, known before any header.
+    public var trustedProxies: TrustedProxies
 
     public struct TLSMaterial: Sendable, Equatable {
         public var certificatePEM: String
@@ -42,7 +47,8 @@ public struct ServerSettings: Sendable, Equatable {
     public init(
         host: String, port: UInt16, threads: Int, maxBodyBytes: Int, maxConnections: Int,
         maxConnectionsPerAddress: Int, connectionMemoryBytes: Int, idleTimeoutSeconds: Int, headerTimeoutSeconds: Int,
-        shutdownGraceSeconds: Int, maxQueryParameters: Int = 256, tls: TLSMaterial? = nil
+        shutdownGraceSeconds: Int, maxQueryParameters: Int = 256, tls: TLSMaterial? = nil,
+        trustedProxies: TrustedProxies = TrustedProxies()
     ) {
         self.host = host
         self.port = port
@@ -56,6 +62,7 @@ public struct ServerSettings: Sendable, Equatable {
         self.shutdownGraceSeconds = shutdownGraceSeconds
         self.maxQueryParameters = maxQueryParameters
         self.tls = tls
+        self.trustedProxies = trustedProxies
     }
 }
 
