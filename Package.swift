@@ -140,9 +140,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        // Over KeychainHTTP for `TrustedProxies`, so that a bad `server.trustedProxies` is refused at load
+        // Over KeychainCore for `TrustedProxies`, so that a bad `server.trustedProxies` is refused at load
         // by the parser the server resolves client addresses with.
-        .target(name: "KeychainConfig", dependencies: ["KeychainHTTP"], swiftSettings: swiftSettings),
+        .target(name: "KeychainConfig", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
         // The wiring: the app `keychaind serve` runs (vault, observe, refresher, responder, server),
         // a library so that tests can serve the same app in process.
         .target(
@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "KeychainObservabilityTests", dependencies: ["KeychainObservability"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "KeychainConfigTests", dependencies: ["KeychainConfig", "KeychainHTTP"], swiftSettings: swiftSettings),
+            name: "KeychainConfigTests", dependencies: ["KeychainConfig", "KeychainCore"], swiftSettings: swiftSettings),
         .testTarget(
             name: "KeychainJOSETests", dependencies: ["KeychainJOSE", "KeychainAPI", "KeychainCore"],
             resources: [.copy("Vectors")], swiftSettings: swiftSettings),

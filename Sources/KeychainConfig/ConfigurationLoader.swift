@@ -1,5 +1,5 @@
 import Foundation
-import KeychainHTTP
+import KeychainCore
 
 /// A configuration problem, reported at start; the description names the key and where it came from.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {

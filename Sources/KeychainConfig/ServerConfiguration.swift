@@ -1,5 +1,5 @@
 import Foundation
-public import KeychainHTTP
+public import KeychainCore
 
 /// Everything `keychaind serve` is configured with. Each key, its type and default:
 ///

@@ -1,5 +1,6 @@
 import Glibc
 import KeychainHTTP
+import KeychainCore
 
 /// A request being received: its head, then the body pieces as they arrive.
 final class PendingRequest {

@@ -1,4 +1,5 @@
 public import KeychainHTTP
+public import KeychainCore
 
 /// How the libmicrohttpd front listens and what it tolerates.
 public struct ServerSettings: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import KeychainHTTP
+import KeychainCore
 import Testing
 
 @testable import KeychainConfig

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import KeychainHTTP
+@testable import KeychainCore
 
 /// `server.trustedProxies`: which CIDRs parse, and which address a request's client is.
 struct TrustedProxiesTests {
