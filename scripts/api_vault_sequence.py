@@ -6,9 +6,15 @@ an operator would, once, and checks every status and every JSON answer against t
 YAML gives for that status:
 
     rotate?reencrypt=true -> vault (re-encryption) -> rekey -> lock -> health 503, item 503,
-    token 503, rotate 503, rekey 503, backup 503 (its key is gone too), vault still answers ->
-    unlock -> a sealed backup -> the secret stored before (SENTINEL_VALUE) reads back -> tokens
-    put, read, authorization, delete.
+    token 503, rotate 503, rekey 503, backup 503 (its key is gone too), vault and a token's
+    self and lookup-self still answer -> unlock -> a sealed backup -> the secret stored before
+    (SENTINEL_VALUE) reads back -> tokens put, read, authorization, delete -> a client with a
+    ttl: its token describes itself, renews (a duration, past its cap, with no body), is
+    listed, reissued, revoked by accessor; revoke-self; a token that never expires does not
+    renew.
+
+schemathesis never revokes a token (scripts/api-check excludes revokeSelf and
+revokeTokenByAccessor), so their answers are checked here.
 
 Usage: api_vault_sequence.py BASE_URL ADMIN_TOKEN SENTINEL_TOKEN SENTINEL_VALUE
 Run by scripts/api-check after the schemathesis runs; needs PyYAML and jsonschema (its venv).
@@ -56,10 +62,14 @@ def main():
     base, admin, sentinel_token, sentinel_value = sys.argv[1:5]
     steps = 0
 
-    def call(method, path, status, token=admin, body=None, query=""):
+    def call(method, path, status, token=admin, body=None, query="", **parameters):
         nonlocal steps
         steps += 1
-        got, headers, raw = request(base, method, path.replace("{service}", "api-check.tokens") + query, token, body)
+        url = path.replace("{service}", "api-check.tokens")
+        for name, value in parameters.items():
+            url = url.replace("{" + name + "}", value)
+        url += query
+        got, headers, raw = request(base, method, url, token, body)
         if got != status:
             raise SystemExit(f"api vault sequence: {method} {path}{query}: {got} {raw[:300]!r}, expected {status}")
         schema = documented_schema(path, method, status)
@@ -97,6 +107,10 @@ def main():
     call("POST", "/v1/admin/rekey", 503)
     _, status = call("GET", "/v1/admin/vault", 200)
     assert status["locked"], status
+    _, me = call("GET", "/v1/auth/token/self", 200, token=sentinel_token)
+    assert me["name"] == "api-check-sentinel" and me["expiresAt"] is None and me["ttl"] is None, me
+    _, lookup = call("GET", "/v1/auth/token/lookup-self", 200, token=sentinel_token)
+    assert lookup["data"]["id"] == sentinel_token and lookup["data"]["accessor"] == me["accessor"], lookup
     call("GET", "/v1/admin/backup", 503)
     headers, raw = call("GET", "/v1/metrics", 200)
     assert re.search(rb"\nkeychaind_locked 1(?:\.0)?\n", raw), raw[:200]
@@ -127,6 +141,39 @@ def main():
     _, deleted = call("DELETE", "/v1/tokens/{service}", 200, token=sentinel_token)
     assert deleted["deleted"] == 2, deleted
     call("GET", "/v1/tokens/{service}", 404, token=sentinel_token)
+
+    # A token's lifetime (docs/api.md "Token lifetimes").
+    _, created = call("POST", "/v1/admin/clients", 201,
+                      body={"name": "api-check-expiring", "accessGroups": ["api-check-expiring"],
+                            "ttl": 3600, "maxTtl": 7200})
+    assert created["ttl"] == 3600 and created["maxTtl"] == 7200 and created["expiresAt"], created
+    expiring = created["token"]
+    _, me = call("GET", "/v1/auth/token/self", 200, token=expiring)
+    assert me["accessor"] == created["accessor"] and me["renewable"] and 0 < me["ttl"] <= 3600, me
+    assert (me["expiresAt"], me["maxExpiresAt"]) == (created["expiresAt"], created["maxExpiresAt"]), (me, created)
+    _, renewed = call("POST", "/v1/auth/token/renew-self", 200, token=expiring, body={"increment": "1h30m"})
+    assert renewed["auth"]["client_token"] == expiring and renewed["expiresAt"] > created["expiresAt"], renewed
+    _, renewed = call("POST", "/v1/auth/token/renew-self", 200, token=expiring, body={"increment": 86400})
+    assert renewed["expiresAt"] == created["maxExpiresAt"], renewed  # never past the cap
+    call("POST", "/v1/auth/token/renew-self", 200, token=expiring)  # no body: the issue TTL
+    call("POST", "/v1/auth/token/renew-self", 400, token=sentinel_token, body={})  # never expires
+    _, listed = call("GET", "/v1/admin/tokens", 200, query="?client=api-check-expiring")
+    assert [entry["accessor"] for entry in listed["tokens"]] == [created["accessor"]], listed
+    call("GET", "/v1/admin/tokens", 400)
+    _, clients = call("GET", "/v1/admin/clients", 200)
+    listed = next(client for client in clients["clients"] if client["name"] == "api-check-expiring")
+    assert (listed["ttl"], listed["maxTtl"]) == (3600, 7200), listed
+    _, reissued = call("POST", "/v1/admin/clients/{name}/token", 200, name="api-check-expiring")
+    assert reissued["accessor"] != created["accessor"] and reissued["expiresAt"], reissued
+    call("GET", "/v1/auth/token/self", 401, token=expiring)
+    call("DELETE", "/v1/admin/tokens/{accessor}", 200, accessor=reissued["accessor"])
+    call("GET", "/v1/auth/token/self", 401, token=reissued["token"])
+    call("DELETE", "/v1/admin/tokens/{accessor}", 404, accessor=reissued["accessor"])
+    _, reissued = call("POST", "/v1/admin/clients/{name}/token", 200, name="api-check-expiring")
+    _, revoked = call("POST", "/v1/auth/token/revoke-self", 200, token=reissued["token"])
+    assert revoked == {"status": 0}, revoked
+    call("GET", "/v1/auth/token/self", 401, token=reissued["token"])
+    call("DELETE", "/v1/admin/clients/{name}", 200, name="api-check-expiring")
     print(f"api vault sequence: {steps} requests as documented (term {rotated['term']}, "
           f"{rekeyed['rewrapped']} keys re-wrapped)")
 

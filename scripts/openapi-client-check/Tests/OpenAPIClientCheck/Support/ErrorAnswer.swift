@@ -69,6 +69,16 @@ extension Operations.GetAuthorization.Output.NotFound.Body.JsonPayload {
     }
 }
 
+/// revokeTokenByAccessor's own 404 (no token has the accessor, or no route).
+extension Operations.RevokeTokenByAccessor.Output.NotFound.Body.JsonPayload {
+    var answer: any ErrorAnswer {
+        switch self {
+        case .Error_errSecItemNotFound(let error): error
+        case .Error_errSecUnimplemented(let error): error
+        }
+    }
+}
+
 extension Components.Responses.Locked.Body.JsonPayload {
     var answer: any ErrorAnswer {
         switch self {
