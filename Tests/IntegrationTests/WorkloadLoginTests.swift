@@ -194,6 +194,97 @@ import Testing
         #expect(accepted)
         #expect(Date().timeIntervalSince(started) < 12)
     }
+
+    /// A role's tokens: bounded in number, expiring at the role's TTL and renewing up to its cap,
+    /// revoked when the role narrows or goes (not when it widens); logins work while locked.
+    @Test func aRolesTokensAreBoundedExpireAndGoWithTheRole() throws {
+        var role: [String: Any] = [:]
+        let fixture = try Fixture()
+        role = fixture.defaultRole()
+        role["maxLiveTokens"] = 2
+        role["tokenTTL"] = 1
+        role["tokenMaxTTL"] = 2
+        #expect(try fixture.putRole("payments", role).status == 200)
+        let first = try fixture.loginToken()
+        let second = try fixture.loginToken()
+        let third = try fixture.login(try fixture.issuer.mint())
+        #expect(third.status == 429, "\(third.text)")
+        let renewed = try fixture.http.json("POST", "/v1/auth/token/renew-self", ["increment": 60], token: first)
+        #expect(renewed.status == 200, "\(renewed.text)")
+        #expect(renewed.json["expiresAt"] as? String == renewed.json["maxExpiresAt"] as? String)
+        Thread.sleep(forTimeInterval: 2.2)
+        let expired = try fixture.http.send("GET", "/v1/auth/token/self", token: second)
+        #expect(expired.status == 401 && expired.json["detail"] as? String == "token expired")
+        // Expired tokens do not count against the bound.
+        let fresh = try fixture.loginToken()
+
+        // Widening (a group, an audience) keeps tokens; narrowing revokes them.
+        role["accessGroups"] = ["payments", "shared"]
+        role["audiences"] = [OIDCIssuer.audience, "other"]
+        role["tokenTTL"] = 600
+        role["tokenMaxTTL"] = 3600
+        #expect(try fixture.putRole("payments", role).status == 200)
+        #expect(try fixture.http.send("GET", "/v1/auth/token/self", token: fresh).status == 200)
+        let widened = try fixture.loginToken()
+        role["audiences"] = [OIDCIssuer.audience]
+        #expect(try fixture.putRole("payments", role).status == 200)
+        #expect(try fixture.http.send("GET", "/v1/auth/token/self", token: widened).status == 401)
+        #expect(try fixture.http.send("GET", "/v1/auth/token/self", token: fresh).status == 401)
+
+        // While locked, logins and self-service keep working; removing the role revokes.
+        #expect(try fixture.http.send("POST", "/v1/admin/lock", token: fixture.admin).status == 200)
+        let locked = try fixture.loginToken()
+        #expect(try fixture.http.send("GET", "/v1/auth/token/self", token: locked).status == 200)
+        #expect(try fixture.http.send("POST", "/v1/admin/unlock", token: fixture.admin).status == 200)
+        #expect(try fixture.http.send("DELETE", "/v1/admin/auth/jwt/roles/payments", token: fixture.admin).status == 200)
+        #expect(try fixture.http.send("GET", "/v1/auth/token/self", token: locked).status == 401)
+        #expect(try fixture.login(try fixture.issuer.mint()).json["detail"] as? String == "unknown role")
+        #expect(try fixture.http.send("DELETE", "/v1/admin/auth/jwt/roles/payments", token: fixture.admin).status == 404)
+    }
+
+    /// Refused logins spend the address's failed-authentication budget (past it even a valid
+    /// login is refused before its body is read) and the role's; a body over 16 KiB is 413.
+    @Test func refusedLoginsSpendTheAddressAndRoleBudgets() throws {
+        let perRole = try Fixture(environment: ["KEYCHAIND_LIMITS_LOGIN_FAILURES_PER_ROLE_PER_MINUTE": "2",
+                                                "KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE": "100"])
+        let bad = try perRole.issuer.mint(claims: ["aud": "nobody"])
+        #expect(try perRole.login(bad).status == 401)
+        #expect(try perRole.login(bad).status == 401)
+        let throttled = try perRole.login(bad)
+        #expect(throttled.status == 429 && throttled.headers["retry-after"] != nil, "\(throttled.text)")
+        #expect(try perRole.login(try perRole.issuer.mint()).status == 200)
+
+        let perAddress = try Fixture(environment: ["KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE": "2"])
+        let wrong = try perAddress.issuer.mint(claims: ["aud": "nobody"])
+        #expect(try perAddress.login(wrong).status == 401)
+        #expect(try perAddress.login(wrong).status == 401)
+        #expect(try perAddress.login(wrong).status == 429)
+        #expect(try perAddress.login(try perAddress.issuer.mint()).status == 429)
+
+        let large = try perRole.http.json("POST", "/v1/auth/jwt/login", ["role": "payments", "jwt": String(repeating: "a", count: 17_000)])
+        #expect(large.status == 413, "\(large.text)")
+        let audit = try String(contentsOf: perRole.server.dataDir.appendingPathComponent("audit.log"), encoding: .utf8)
+        let line = audit.split(separator: "\n").last { $0.contains(#""route":"/auth/jwt/login""#) && $0.contains(#""status":200"#) }
+        #expect(line?.contains(#""loginRole":"payments""#) == true && line?.contains(#""subject":"\#(OIDCIssuer.subject)""#) == true, "\(line ?? "")")
+        #expect(line?.contains(#""client":"jwt:payments""#) == true && line?.contains(#""accessor":"kca_"#) == true)
+    }
+
+    /// An issuer that cannot be reached and has never been: a login is 503, not the caller's
+    /// fault; a discovery document naming another issuer is refused the same way.
+    @Test func anUnreachableOrLyingIssuerIsUnavailable() throws {
+        let fixture = try Fixture()
+        try fixture.issuer.control(discoveryIssuer: "https://elsewhere.example")
+        let lying = try fixture.login(try fixture.issuer.mint())
+        #expect(lying.status == 503 && lying.json["error"] as? String == "errSecNotAvailable", "\(lying.text)")
+        try fixture.issuer.control(discoveryIssuer: nil)
+        var role = fixture.defaultRole()
+        role["jwksURL"] = fixture.issuer.jwksURL
+        #expect(try fixture.putRole("down", role).status == 200)
+        try fixture.issuer.control(jwks: "error")
+        #expect(try fixture.login(try fixture.issuer.mint(), role: "down").status == 503)
+        let metrics = try fixture.http.send("GET", "/v1/metrics", token: fixture.admin)
+        #expect(metrics.text.contains(#"keychaind_logins_total{role="down",outcome="keys_unavailable"} 1"#), "\(metrics.text)")
+    }
 }
 
 extension WorkloadLoginTests.Fixture {

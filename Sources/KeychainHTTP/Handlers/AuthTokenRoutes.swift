@@ -56,7 +56,7 @@ extension Router {
         add(.delete, "/admin/tokens/{accessor}", access: .admin, audit: .pathParameters) { context in
             let accessor = context.parameters["accessor"] ?? ""
             guard TokenAccessor.isWellFormed(accessor), try clients.revokeToken(accessor: accessor, now: clock()) else {
-                throw KeychainError.itemNotFound("no live token has this accessor")
+                throw KeychainError.itemNotFound("no token has this accessor")
             }
             return .json(StatusAnswer.count(.deleted, 1))
         }
