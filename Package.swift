@@ -241,6 +241,8 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "keychaind", "KeychainAPI", "KeychainClient", "KeychainRefresh", "KeychainCore",
+                // The issuer key cache under a clock the test moves (against oidc_issuer.py).
+                "KeychainLogin", "KeychainJOSE",
                 // The cluster tests' PostgreSQL (ThrowawayPostgres).
                 "KeychainTestSupport",
                 // The suites that check answers over loopback, not the process: the app in process (TestApp).
