@@ -20,18 +20,22 @@
 #   -x NAME[,NAME...]: the token fetch with server-side refresh: every arm's bench token expires in a
 #      day, and the named arms also keep it with a refresh setting (never due in the run, so the
 #      fetch pays only the due check), e.g. `-x with plain=BIN with=BIN` (docs/benchmarks.md).
+#   -e NAME[,NAME...]: the named arms call with a token that expires (a client made with a ttl of a
+#      day, in the admin's group) instead of admin.token, which never does: the authenticated path
+#      with expiring tokens against static ones, e.g. `-p read -e e1,e2 s1=BIN s2=BIN e1=BIN e2=BIN`.
 # needs: wrk, curl, gcc, libmicrohttpd-dev (for the bare server, bench/baseline).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source bench/lib.sh
-connections=64 seconds=4 rounds=10 path=token refresh_arms=""
-while getopts c:d:r:p:x: option; do
+connections=64 seconds=4 rounds=10 path=token refresh_arms="" expiring_arms=""
+while getopts c:d:r:p:x:e: option; do
     case $option in
     c) connections=$OPTARG ;;
     d) seconds=$OPTARG ;;
     r) rounds=$OPTARG ;;
     p) path=$OPTARG ;;
     x) refresh_arms=",$OPTARG," ;;
+    e) expiring_arms=",$OPTARG," ;;
     *) exit 2 ;;
     esac
 done
@@ -90,6 +94,13 @@ for index in "${!names[@]}"; do
     fi
     curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/items/genericPassword" "${auth[@]}" \
         -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
+    cp "$work/${names[$index]}/admin.token" "$work/${names[$index]}/bench.token"
+    if [[ "$expiring_arms" == *",${names[$index]},"* ]]; then
+        curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/admin/clients" "${auth[@]}" \
+            -d '{"name":"bench-expiring","accessGroups":["admin"],"ttl":86400}' \
+            | sed -n 's/.*"token":"\([^"]*\)".*/\1/p' >"$work/${names[$index]}/bench.token"
+        [ -s "$work/${names[$index]}/bench.token" ] || { echo "paired-bench: no expiring token for ${names[$index]}" >&2; exit 1; }
+    fi
 done
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -106,7 +117,7 @@ for round in $(seq 1 "$rounds"); do
             out=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
         else
             before=$(cpu_ticks "${server_pids[$index]}")
-            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/admin.token")" KEYCHAIND_BENCH_RUN="$round" \
+            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/bench.token")" KEYCHAIND_BENCH_RUN="$round" \
                 wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:${ports[$index]}$route")
             failed=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
             [ -z "$failed" ] || { echo "paired-bench: $name answered $failed non-2xx" >&2; exit 1; }
