@@ -40,3 +40,36 @@ import Testing
         #expect(refused.status != 0 && refused.log.contains("holds no vault"), "\(refused.log)")
     }
 }
+
+/// A restore drops every token a login issued (a revoked one would come back with the backup;
+/// workloads log in again) and keeps the roles and the clients' tokens.
+@Suite struct RestoreDropsLoginTokensTests {
+    @Test func loginTokensDoNotComeBackWithABackup() throws {
+        let issuer = try OIDCIssuer()
+        defer { issuer.stop() }
+        let server = try KeychaindProcess()
+        let http = server.client()
+        let admin = try server.adminToken()
+        let role: [String: Any] = [
+            "issuer": issuer.issuer, "publicKeys": [try issuer.publicPEM()], "audiences": [OIDCIssuer.audience],
+            "boundSubject": OIDCIssuer.subject, "accessGroups": ["payments"],
+        ]
+        #expect(try http.json("PUT", "/v1/admin/auth/jwt/roles/payments", role, token: admin).status == 200)
+        let login = try http.json("POST", "/v1/auth/jwt/login", ["role": "payments", "jwt": try issuer.mint()])
+        let token = try #require(login.json["token"] as? String, "\(login.text)")
+        let backup = try http.send("GET", "/v1/admin/backup", token: admin)
+        #expect(backup.status == 200)
+        #expect(server.stop() == 0)
+        let file = KeychaindProcess.temporaryDirectory().appendingPathComponent("keychaind.backup")
+        try backup.body.write(to: file)
+        let restore = try VaultOperationsTests.runCommand(["restore", "--from", file.path, "--data-dir", server.dataDir.path, "--force"])
+        #expect(restore.status == 0, "\(restore.log)")
+
+        let restored = try KeychaindProcess(dataDir: server.dataDir)
+        defer { restored.stop() }
+        #expect(try restored.client().send("GET", "/v1/auth/token/self", token: token).status == 401)
+        #expect(try restored.client().send("GET", "/v1/auth/token/self", token: admin).status == 200)
+        let again = try restored.client().json("POST", "/v1/auth/jwt/login", ["role": "payments", "jwt": try issuer.mint()])
+        #expect(again.status == 200, "\(again.text)")
+    }
+}
