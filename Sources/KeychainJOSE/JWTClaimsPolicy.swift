@@ -1,22 +1,14 @@
 public import Foundation
 public import KeychainAPI
+public import KeychainCore
 
 /// The claim checks of a JWT login role (RFC 7519 §4.1 and the role's bindings), on claims whose
 /// signature `JWSVerifier` has accepted. Strings are compared by their UTF-8 bytes, never by
 /// Unicode equivalence.
 public struct JWTClaimsPolicy: Sendable {
-    /// A claim the role binds: its value must match one of `globs` (`*` any run, see `Glob`).
-    public struct BoundClaim: Sendable {
-        /// A top-level claim's name, or, starting with `/`, an RFC 6901 JSON pointer into the
-        /// claims (`/kubernetes.io/namespace`). A refusal names it as written here.
-        public var claim: String
-        public var globs: [String]
-
-        public init(claim: String, globs: [String]) {
-            self.claim = claim
-            self.globs = globs
-        }
-    }
+    /// A claim the role binds (`LoginRole.BoundClaim`: a claim's name or a JSON pointer, and the
+    /// globs one of which its value must match). A refusal names the claim as written there.
+    public typealias BoundClaim = LoginRole.BoundClaim
 
     /// `iss` must equal this.
     public var issuer: String

@@ -83,7 +83,7 @@ public final class WorkloadLogin: Sendable {
             try verify(jws, role: role, allowed: allowed)
             let policy = JWTClaimsPolicy(
                 issuer: role.issuer, audiences: role.audiences, boundSubject: role.boundSubject,
-                boundClaims: role.boundClaims.map { JWTClaimsPolicy.BoundClaim(claim: $0.claim, globs: $0.globs) },
+                boundClaims: role.boundClaims,
                 leeway: TimeInterval(role.leeway))
             try policy.check(jws.claims, now: clock())
         } catch let refusal as JWTRefusal {

@@ -1,3 +1,4 @@
+import KeychainCore
 import Foundation
 import KeychainAPI
 import Testing

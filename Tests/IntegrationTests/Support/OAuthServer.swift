@@ -17,26 +17,8 @@ final class OAuthServer {
     /// `tls`: a certificate and key for 127.0.0.1 (its own CA), else plain HTTP.
     init(tls: (cert: String, key: String)? = nil) throws {
         caFile = tls?.cert
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oauth_server.py")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script.path] + (tls.map { ["--cert", $0.cert, "--key", $0.key] } ?? [])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line is `listening PORT`.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("listening "), let port = Int(text.dropFirst(10).prefix { $0.isNumber }) else {
-            stop()
-            throw ProcessFailure(description: "oauth_server.py did not start: \(text)")
-        }
-        self.port = port
+        port = try LoopbackPythonServer.start(
+            process, script: "oauth_server.py", arguments: tls.map { ["--cert", $0.cert, "--key", $0.key] } ?? [])
     }
 
     var tokenEndpoint: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)/token" }

@@ -38,27 +38,9 @@ final class OIDCIssuer {
     init(tls: (cert: String, key: String)? = nil, issuerPath: String = "") throws {
         caFile = tls?.cert
         self.issuerPath = issuerPath
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("oidc_issuer.py")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
-            [script.path, "--issuer-path", issuerPath] + (tls.map { ["--cert", $0.cert, "--key", $0.key] } ?? [])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        // The first line is `listening PORT`.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { break }
-            line += chunk
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("listening "), let port = Int(text.dropFirst(10).prefix { $0.isNumber }) else {
-            stop()
-            throw ProcessFailure(description: "oidc_issuer.py did not start: \(text)")
-        }
-        self.port = port
+        port = try LoopbackPythonServer.start(
+            process, script: "oidc_issuer.py",
+            arguments: ["--issuer-path", issuerPath] + (tls.map { ["--cert", $0.cert, "--key", $0.key] } ?? []))
     }
 
     private var origin: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
