@@ -285,6 +285,18 @@ import Testing
         let metrics = try fixture.http.send("GET", "/v1/metrics", token: fixture.admin)
         #expect(metrics.text.contains(#"keychaind_logins_total{role="down",outcome="keys_unavailable"} 1"#), "\(metrics.text)")
     }
+
+    /// Successful logins are always audited, whatever the budget of lines for requests without
+    /// a token; refused ones stay within it.
+    @Test func everySuccessfulLoginIsAudited() throws {
+        let fixture = try Fixture(environment: ["KEYCHAIND_AUDIT_UNAUTHENTICATED_LINES_PER_MINUTE": "1"])
+        for _ in 0..<3 { _ = try fixture.loginToken() }
+        for _ in 0..<3 { _ = try fixture.login(try fixture.issuer.mint(claims: ["aud": "nobody"])) }
+        let audit = try String(contentsOf: fixture.server.dataDir.appendingPathComponent("audit.log"), encoding: .utf8)
+        let logins = audit.split(separator: "\n").filter { $0.contains(#""route":"/auth/jwt/login""#) }
+        #expect(logins.filter { $0.contains(#""status":200"#) }.count == 3, "\(logins)")
+        #expect(logins.filter { $0.contains(#""status":401"#) }.count <= 1, "\(logins)")
+    }
 }
 
 extension WorkloadLoginTests.Fixture {

@@ -19,7 +19,8 @@ struct AuditLogMiddleware<Next: Middleware>: Middleware {
         guard let auditor, !exchange.throttled, exchange.awaited == nil, exchange.route?.audit != .unaudited else {
             return response
         }
-        if context.client == nil, exchange.refusal == nil, let unauthenticatedLines,
+        // A login that issued a token is audited as an authenticated request is: always.
+        if context.client == nil, exchange.refusal == nil, response.issuedToken == nil, let unauthenticatedLines,
             unauthenticatedLines.spend(from: context.request.remoteAddress) != nil
         {
             return response
