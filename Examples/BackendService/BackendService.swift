@@ -45,7 +45,9 @@ struct BackendService {
             print("Authorization: \(shown)")
             if let session = keychain.loginSession {
                 // JWT credentials: how the login session stands (never the token).
-                print("keychaind login: \(session.logins) login(s), \(session.renewals) renewal(s), accessor \(session.accessor ?? "-")")
+                print(
+                    "keychaind login: \(session.logins) login(s), \(session.renewals) renewal(s), "
+                        + "accessor \(session.accessor ?? "-")")
             }
         } catch let error as KeychainError {
             // The server's error, as it sent it: status, name, message, detail.

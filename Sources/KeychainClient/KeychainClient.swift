@@ -371,7 +371,9 @@ public final class KeychainClient: Sendable {
 
     /// One request as a future, with `token` (nil: none, as a login), transport failures turned
     /// into errSecNotAvailable; for the session's logins and renewals, which run on NIO's threads.
-    func perform(_ method: String, _ path: String, body: [UInt8]?, token: String?) -> EventLoopFuture<HTTPClient.Response> {
+    func perform(
+        _ method: String, _ path: String, body: [UInt8]?, token: String?
+    ) -> EventLoopFuture<HTTPClient.Response> {
         let request: HTTPClient.Request
         do {
             request = try makeRequest(method, path, query: [], body: body, token: token)

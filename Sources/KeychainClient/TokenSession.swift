@@ -241,7 +241,9 @@ final class TokenSession: Sendable {
     }
 
     /// Marks `work` in flight (under the lock); the caller runs it once the lock is released.
-    private static func begin(_ work: Work, _ state: inout State, _ client: KeychainClient) -> (Work, EventLoopPromise<Lease>) {
+    private static func begin(
+        _ work: Work, _ state: inout State, _ client: KeychainClient
+    ) -> (Work, EventLoopPromise<Lease>) {
         let promise = client.eventLoop.makePromise(of: Lease.self)
         state.inFlight = promise.futureResult
         return (work, promise)
@@ -297,7 +299,8 @@ final class TokenSession: Sendable {
                 json = try KeychainClient.decode(response)
             } catch let error as KeychainError {
                 throw KeychainError(
-                    error.code, "login as role \"\(role)\" with the JWT in \(tokenFile): \(error.detail ?? error.message)",
+                    error.code,
+                    "login as role \"\(role)\" with the JWT in \(tokenFile): \(error.detail ?? error.message)",
                     temporary: error.isTemporary)
             }
             guard let token = json["token"]?.stringValue, !token.isEmpty else {
