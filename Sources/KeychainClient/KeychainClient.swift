@@ -29,12 +29,34 @@ import Synchronization
 /// never the token.
 public final class KeychainClient: Sendable {
     public struct Configuration: Sendable {
+        /// How the client authenticates.
+        public enum Credentials: Sendable, Equatable {
+            /// A bearer token (`kc_…`) presented as is: a client's token, made by an admin.
+            case token(String)
+            /// A workload login: the client logs in by itself with the JWT in `tokenFile` (a
+            /// Kubernetes service-account token, a CI OIDC token) under the login role `role`
+            /// (`POST /v1/auth/jwt/login`), reading the file afresh at each login, as platforms
+            /// rotate it. It renews the token ahead of expiry on its monotonic clock, logs in
+            /// again when a renewal reaches the role's `tokenMaxTTL` or a request is answered 401
+            /// (retrying that request once), so no call presents an expired token.
+            case jwt(role: String, tokenFile: String)
+        }
+
         /// The server, e.g. `http://127.0.0.1:8420`. Routes are called under `/v1`. Plain `http`
         /// only to a loopback address or `localhost` (the client refuses it elsewhere); `https`
         /// anywhere.
         public var baseURL: URL
-        /// The client's bearer token (`kc_…`).
-        public var token: String
+        /// How the client authenticates: a static token, or a JWT login.
+        public var credentials: Credentials
+        /// The client's static bearer token (`kc_…`); empty for JWT credentials. Setting it sets
+        /// `credentials` to `.token`.
+        public var token: String {
+            get {
+                if case .token(let token) = credentials { return token }
+                return ""
+            }
+            set { credentials = .token(newValue) }
+        }
         /// Per-request timeout in seconds (connecting, TLS, sending and the whole answer).
         public var timeout: TimeInterval
         /// TLS settings; see `TLS`.
@@ -50,14 +72,25 @@ public final class KeychainClient: Sendable {
             baseURL: URL, token: String, timeout: TimeInterval = 30, tls: TLS = TLS(),
             cachesAuthorizationHeader: Bool = false
         ) {
+            self.init(
+                baseURL: baseURL, credentials: .token(token), timeout: timeout, tls: tls,
+                cachesAuthorizationHeader: cachesAuthorizationHeader)
+        }
+
+        public init(
+            baseURL: URL, credentials: Credentials, timeout: TimeInterval = 30, tls: TLS = TLS(),
+            cachesAuthorizationHeader: Bool = false
+        ) {
             self.baseURL = baseURL
-            self.token = token
+            self.credentials = credentials
             self.timeout = timeout
             self.tls = tls
             self.cachesAuthorizationHeader = cachesAuthorizationHeader
         }
 
-        /// Reads `KEYCHAIND_URL` (default `http://127.0.0.1:8420`), `KEYCHAIND_TOKEN` (required),
+        /// Reads `KEYCHAIND_URL` (default `http://127.0.0.1:8420`), the credentials: either
+        /// `KEYCHAIND_TOKEN` (a static token) or `KEYCHAIND_JWT_ROLE` and `KEYCHAIND_JWT_FILE` (a
+        /// login role and the path of the workload's JWT; see `Credentials.jwt`), never both,
         /// `KEYCHAIND_TIMEOUT` (seconds, default 30) and `KEYCHAIND_CA_FILE` (a PEM file of a CA
         /// to trust for an `https` URL, besides the system's; empty = none).
         public static func fromEnvironment(
@@ -67,9 +100,7 @@ public final class KeychainClient: Sendable {
             guard let url = URL(string: urlText), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw KeychainError.param("KEYCHAIND_URL is not an http(s) URL")
             }
-            guard let token = environment["KEYCHAIND_TOKEN"], !token.isEmpty else {
-                throw KeychainError.authFailed("KEYCHAIND_TOKEN is not set")
-            }
+            let credentials = try credentials(from: environment)
             var timeout: TimeInterval = 30
             if let text = environment["KEYCHAIND_TIMEOUT"] {
                 guard let seconds = TimeInterval(text), seconds > 0 else {
@@ -78,7 +109,33 @@ public final class KeychainClient: Sendable {
                 timeout = seconds
             }
             let caFile = environment["KEYCHAIND_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            return Configuration(baseURL: url, token: token, timeout: timeout, tls: TLS(caCertificateFile: caFile))
+            return Configuration(
+                baseURL: url, credentials: credentials, timeout: timeout, tls: TLS(caCertificateFile: caFile))
+        }
+
+        /// `KEYCHAIND_TOKEN`, or `KEYCHAIND_JWT_ROLE` with `KEYCHAIND_JWT_FILE` (empty = unset).
+        static func credentials(from environment: [String: String]) throws -> Credentials {
+            func value(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+            let token = value("KEYCHAIND_TOKEN")
+            let role = value("KEYCHAIND_JWT_ROLE")
+            let file = value("KEYCHAIND_JWT_FILE")
+            switch (token, role, file) {
+            case (let token?, nil, nil):
+                return .token(token)
+            case (_?, _, _):
+                throw KeychainError.param(
+                    "KEYCHAIND_TOKEN and KEYCHAIND_JWT_ROLE/KEYCHAIND_JWT_FILE are both set: give a static token "
+                        + "or a JWT login, not both")
+            case (nil, let role?, let file?):
+                return .jwt(role: role, tokenFile: file)
+            case (nil, _?, nil):
+                throw KeychainError.param("KEYCHAIND_JWT_ROLE is set without KEYCHAIND_JWT_FILE (the path of the JWT)")
+            case (nil, nil, _?):
+                throw KeychainError.param("KEYCHAIND_JWT_FILE is set without KEYCHAIND_JWT_ROLE (the login role)")
+            case (nil, nil, nil):
+                throw KeychainError.authFailed(
+                    "KEYCHAIND_TOKEN is not set (nor KEYCHAIND_JWT_ROLE and KEYCHAIND_JWT_FILE)")
+            }
         }
     }
 
@@ -98,6 +155,8 @@ public final class KeychainClient: Sendable {
     private let timeoutAmount: TimeAmount
     /// Nil unless `configuration.cachesAuthorizationHeader`.
     let authorizationCache: AuthorizationHeaderCache?
+    /// The credentials and, for a JWT login, the current token and its lease.
+    let session: TokenSession
 
     public init(configuration: Configuration) throws {
         try Self.checkPlaintext(configuration.baseURL)
@@ -105,10 +164,20 @@ public final class KeychainClient: Sendable {
         guard configuration.timeout > 0, configuration.timeout <= 1e9 else {
             throw KeychainError.param("timeout must be a positive number of seconds (at most 10^9)")
         }
-        // Said here, without the token, rather than by a header validation error at each request.
-        guard !configuration.token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw KeychainError.param(
-                "the token holds a control character (a trailing newline?), which no HTTP header can carry")
+        switch configuration.credentials {
+        case .token(let token):
+            // Said here, without the token, rather than by a header validation error at each request.
+            guard !token.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw KeychainError.param(
+                    "the token holds a control character (a trailing newline?), which no HTTP header can carry")
+            }
+            session = TokenSession(.token(token))
+        case .jwt(let role, let tokenFile):
+            guard !role.isEmpty, !tokenFile.isEmpty else {
+                throw KeychainError.param("JWT credentials need a login role and the path of the JWT file")
+            }
+            // The file is read at each login, not here: it may appear (or rotate) later.
+            session = TokenSession(.jwt(role: role, tokenFile: tokenFile))
         }
         var tls = TLSConfiguration.makeClientConfiguration()
         if let path = configuration.tls.caCertificateFile {
@@ -137,13 +206,17 @@ public final class KeychainClient: Sendable {
         try self.init(configuration: Configuration(baseURL: baseURL, token: token, timeout: timeout))
     }
 
-    /// A client configured from `KEYCHAIND_URL`, `KEYCHAIND_TOKEN`, `KEYCHAIND_TIMEOUT`,
-    /// `KEYCHAIND_CA_FILE`.
+    /// A client configured from `KEYCHAIND_URL`, `KEYCHAIND_TOKEN` (or `KEYCHAIND_JWT_ROLE` and
+    /// `KEYCHAIND_JWT_FILE`), `KEYCHAIND_TIMEOUT`, `KEYCHAIND_CA_FILE`.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> KeychainClient {
         try KeychainClient(configuration: .fromEnvironment(environment))
     }
+
+    /// With JWT credentials, what the client's login session has done (logins, renewals, 401s
+    /// retried) and how long its token has left; nil for a static token. Never the token.
+    public var loginSession: LoginSessionStatus? { session.status }
 
     /// An `HTTPClient` must be shut down before it is released: in a debug build AsyncHTTPClient
     /// stops the process when one is deinitialised running, in a release build its connection
@@ -194,7 +267,9 @@ public final class KeychainClient: Sendable {
     static func requireShared() throws -> KeychainClient {
         guard let client = shared else {
             throw KeychainError(
-                .notAvailable, "no keychaind client: set KeychainClient.shared or KEYCHAIND_URL and KEYCHAIND_TOKEN")
+                .notAvailable,
+                "no keychaind client: set KeychainClient.shared, or KEYCHAIND_URL and KEYCHAIND_TOKEN "
+                    + "(or KEYCHAIND_JWT_ROLE and KEYCHAIND_JWT_FILE)")
         }
         return client
     }
@@ -213,14 +288,34 @@ public final class KeychainClient: Sendable {
     }
 
     /// `send`, answering the answer's headers too (the token fetch reads how long it stays fresh).
+    /// With JWT credentials, the token is the session's (a login or renewal awaited first when
+    /// one is due), and a request answered 401 is sent once more after a new login.
     func sendReadingHeaders(
         _ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil
     ) async throws -> (json: JSONValue, headers: HTTPHeaders) {
-        let request = try makeRequest(method, path, query: query, body: body)
+        var token = try await Self.resolve(session.step(self))
+        var response = try await sendOnce(method, path, query: query, body: body, token: token)
+        if response.status == .unauthorized, session.isLogin {
+            token = try await Self.resolve(session.stepAfterRefusal(of: token, self))
+            response = try await sendOnce(method, path, query: query, body: body, token: token)
+        }
+        return (try Self.decode(response), response.headers)
+    }
+
+    private static func resolve(_ step: TokenSession.Step) async throws -> String {
+        switch step {
+        case .use(let token): token
+        case .wait(let future): try await future.get().token
+        }
+    }
+
+    private func sendOnce(
+        _ method: String, _ path: String, query: [QueryParameter], body: [UInt8]?, token: String
+    ) async throws -> HTTPClient.Response {
+        let request = try makeRequest(method, path, query: query, body: body, token: token)
         let task = execute(request)
-        let response: HTTPClient.Response
         do {
-            response = try await withTaskCancellationHandler {
+            return try await withTaskCancellationHandler {
                 try await task.futureResult.get()
             } onCancel: {
                 task.cancel()
@@ -229,12 +324,13 @@ public final class KeychainClient: Sendable {
             if Task.isCancelled { throw CancellationError() }
             throw transportError(error, request)
         }
-        return (try Self.decode(response), response.headers)
     }
 
     /// The same request, blocking the calling thread until the answer (or the timeout). Safe from
     /// any thread but a SwiftNIO event loop's (AsyncHTTPClient's own, or a NIO server's), where
     /// blocking would stall or deadlock the loop: there it throws errSecNotAvailable at once.
+    /// With JWT credentials it blocks on the session's login or renewal too, when one is due
+    /// (the same future the async callers await), and retries once after a 401, as `send` does.
     func sendSynchronously(_ method: String, _ path: String, query: [QueryParameter] = [], body: [UInt8]? = nil)
         throws -> JSONValue
     {
@@ -244,16 +340,53 @@ public final class KeychainClient: Sendable {
                 "a synchronous keychaind call cannot run on a SwiftNIO event loop thread (it would block the loop); "
                     + "use the async API there")
         }
-        let request = try makeRequest(method, path, query: query, body: body)
-        let response: HTTPClient.Response
-        do {
-            // Bounded: the request's deadline (`timeout`) fails the future when it passes.
-            response = try execute(request).futureResult.wait()
-        } catch {
-            throw transportError(error, request)
+        var token = try Self.resolveSynchronously(session.step(self))
+        var response = try sendOnceSynchronously(method, path, query: query, body: body, token: token)
+        if response.status == .unauthorized, session.isLogin {
+            token = try Self.resolveSynchronously(session.stepAfterRefusal(of: token, self))
+            response = try sendOnceSynchronously(method, path, query: query, body: body, token: token)
         }
         return try Self.decode(response)
     }
+
+    private static func resolveSynchronously(_ step: TokenSession.Step) throws -> String {
+        switch step {
+        case .use(let token): token
+        // Bounded: the login's (and renewal's) request has the same deadline as any other.
+        case .wait(let future): try future.wait().token
+        }
+    }
+
+    private func sendOnceSynchronously(
+        _ method: String, _ path: String, query: [QueryParameter], body: [UInt8]?, token: String
+    ) throws -> HTTPClient.Response {
+        let request = try makeRequest(method, path, query: query, body: body, token: token)
+        do {
+            // Bounded: the request's deadline (`timeout`) fails the future when it passes.
+            return try execute(request).futureResult.wait()
+        } catch {
+            throw transportError(error, request)
+        }
+    }
+
+    /// One request as a future, with `token` (nil: none, as a login), transport failures turned
+    /// into errSecNotAvailable; for the session's logins and renewals, which run on NIO's threads.
+    func perform(
+        _ method: String, _ path: String, body: [UInt8]?, token: String?
+    ) -> EventLoopFuture<HTTPClient.Response> {
+        let request: HTTPClient.Request
+        do {
+            request = try makeRequest(method, path, query: [], body: body, token: token)
+        } catch {
+            return eventLoop.makeFailedFuture(error)
+        }
+        return execute(request).futureResult.flatMapErrorThrowing { error in
+            throw self.transportError(error, request)
+        }
+    }
+
+    /// An event loop of the client's group, for the session's futures.
+    var eventLoop: any EventLoop { httpClient.eventLoopGroup.next() }
 
     /// The one transport both `send` and `sendSynchronously` use: the request on the client's
     /// `HTTPClient`, the whole answer collected, failed by AsyncHTTPClient when `timeout` passes.
@@ -262,8 +395,9 @@ public final class KeychainClient: Sendable {
             request: request, delegate: ResponseAccumulator(request: request), deadline: .now() + timeoutAmount)
     }
 
-    private func makeRequest(_ method: String, _ path: String, query: [QueryParameter], body: [UInt8]?) throws
-        -> HTTPClient.Request
+    private func makeRequest(
+        _ method: String, _ path: String, query: [QueryParameter], body: [UInt8]?, token: String?
+    ) throws -> HTTPClient.Request
     {
         var base = configuration.baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
@@ -273,7 +407,7 @@ public final class KeychainClient: Sendable {
         }
         guard let url = URL(string: text) else { throw KeychainError.param("cannot build a URL for \(path)") }
         var headers = HTTPHeaders()
-        headers.add(name: "Authorization", value: "Bearer \(configuration.token)")
+        if let token { headers.add(name: "Authorization", value: "Bearer \(token)") }
         headers.add(name: "Accept", value: "application/json")
         var requestBody: HTTPClient.Body?
         if let body {
@@ -289,7 +423,7 @@ public final class KeychainClient: Sendable {
         }
     }
 
-    private static func decode(_ response: HTTPClient.Response) throws -> JSONValue {
+    static func decode(_ response: HTTPClient.Response) throws -> JSONValue {
         let bytes = response.body.map { Array($0.readableBytesView) } ?? []
         let json = bytes.isEmpty ? nil : try? JSONValue.parse(bytes)
         let status = response.status.code

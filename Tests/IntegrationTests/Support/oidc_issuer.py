@@ -46,6 +46,7 @@ The test drives it through a control API (plain JSON, outside PATH):
 - GET /stats: {"jwksRequests", "discoveryRequests"}: requests so far, whatever they were answered.
 """
 import argparse
+import base64
 import json
 import signal
 import sys
@@ -78,6 +79,13 @@ class Key:
 
     def jwk(self):
         jwk = json.loads(KINDS[self.kind][1].to_jwk(self.private.public_key()))
+        if jwk.get("kty") == "EC":
+            # PyJWT before 2.8 writes x and y as minimal integers: a coordinate with a leading zero
+            # byte (1 in 256) came out short, which RFC 7518 6.2.1.2 forbids and keychaind refuses.
+            size = {"P-256": 32, "P-384": 48, "P-521": 66}[jwk["crv"]]
+            for name in ("x", "y"):
+                raw = base64.urlsafe_b64decode(jwk[name] + "=" * (-len(jwk[name]) % 4))
+                jwk[name] = base64.urlsafe_b64encode(raw.rjust(size, b"\0")).rstrip(b"=").decode()
         jwk.update(kid=self.kid, use="sig")
         if self.jwk_alg:
             jwk["alg"] = self.jwk_alg
