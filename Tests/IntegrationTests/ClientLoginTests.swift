@@ -86,18 +86,20 @@ import Testing
         }
         let status = try #require(client.loginSession)
         #expect(status.logins == 1 && status.renewals == 0 && status.refusedRequests == 0)
-        #expect(status.accessor?.hasPrefix("kca_") == true && (status.secondsLeft ?? 0) > 590)
+        // The lease is the role's 600 s, less however long this loaded test took since the login.
+        #expect(status.accessor?.hasPrefix("kca_") == true && (1...600).contains(status.secondsLeft ?? 0))
         #expect(second.loginSession?.logins == 1)
         let tokens = try fixture.roleTokens()
         #expect(tokens.count == 2)
         #expect(tokens.contains { $0["accessor"] as? String == status.accessor && $0["subject"] as? String == OIDCIssuer.subject })
     }
 
-    /// `tokenTTL` 2 s, `tokenMaxTTL` 4 s: over 6 s of calls every half second the client renews
-    /// ahead of expiry, logs in again at the cap (reading the file the test rewrote meanwhile),
-    /// and no call fails or is answered 401.
+    /// `tokenTTL` 3 s, `tokenMaxTTL` 6 s: calls every half second (for at least 8 s, until the
+    /// client has renewed and logged in again, at most 40 s on a loaded machine): the client
+    /// renews ahead of expiry, logs in again at the cap (reading the file the test rewrote
+    /// meanwhile), and no call fails or is answered 401.
     @Test func aShortLeaseIsRenewedThenReplacedByANewLoginWithoutACallFailing() async throws {
-        let fixture = try Fixture(role: ["tokenTTL": 2, "tokenMaxTTL": 4])
+        let fixture = try Fixture(role: ["tokenTTL": 3, "tokenMaxTTL": 6])
         // The server fetches the issuer's keys at the first login; on a loaded machine that can
         // take longer than a 2-second lease, which then expires on its way back (the client
         // recovers by a 401 and a new login, but this test counts 401s). Fetched here first.
@@ -112,7 +114,12 @@ import Testing
         let start = ContinuousClock.now
         var calls = 0
         var timeline: [String] = []
-        while ContinuousClock.now - start < .seconds(6) {
+        func done() -> Bool {
+            guard ContinuousClock.now - start >= .seconds(8) else { return false }
+            guard let session = client.loginSession else { return false }
+            return session.renewals >= 1 && session.logins >= 2
+        }
+        while !done(), ContinuousClock.now - start < .seconds(40) {
             do {
                 let header = try await client.getAuthorizationHeader(service: "api.example.com")
                 if header != ["Authorization": "Bearer eyJ-upstream"] { failures.append("call \(calls): \(String(describing: header))") }
