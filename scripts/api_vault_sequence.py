@@ -11,14 +11,21 @@ YAML gives for that status:
     (SENTINEL_VALUE) reads back -> tokens put, read, authorization, delete -> a client with a
     ttl: its token describes itself, renews (a duration, past its cap, with no body), is
     listed, reissued, revoked by accessor; revoke-self; a token that never expires does not
-    renew.
+    renew -> a login role with a PEM key made here: put (and a role that binds nothing, 400),
+    read, listed; logins with JWTs signed here (jwt and kubernetes paths), the token describes
+    itself and is listed by role; refused logins (wrong audience, unknown role: 401 with Vault's
+    `errors`; a bad body: 400); the role removed, its tokens revoked with it.
 
 schemathesis never revokes a token (scripts/api-check excludes revokeSelf and
-revokeTokenByAccessor), so their answers are checked here.
+revokeTokenByAccessor) and never writes or removes a login role (putLoginRole, deleteLoginRole:
+a fuzzed role could send logins to fetch keys from a fuzzed URL), so their answers are checked
+here. The refused logins spend the role's and the address's failed-login budgets (a handful).
 
 Usage: api_vault_sequence.py BASE_URL ADMIN_TOKEN SENTINEL_TOKEN SENTINEL_VALUE
-Run by scripts/api-check after the schemathesis runs; needs PyYAML and jsonschema (its venv).
+Run by scripts/api-check after the schemathesis runs; needs PyYAML, jsonschema and cryptography
+(its venv).
 """
+import base64
 import json
 import re
 import sys
@@ -27,6 +34,8 @@ import urllib.error
 import urllib.request
 
 import jsonschema
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 import openapi_document
 
@@ -56,6 +65,18 @@ def documented_schema(path, method, status):
     if "application/json" not in content:
         return None
     return {**content["application/json"]["schema"], "components": SPEC["components"]}
+
+
+def base64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def signed_jwt(private_key, claims):
+    """A compact JWS (RS256) of `claims`, as an issuer signs a workload's token."""
+    header = base64url(json.dumps({"alg": "RS256", "typ": "JWT"}).encode())
+    payload = base64url(json.dumps(claims).encode())
+    signature = private_key.sign(f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{header}.{payload}.{base64url(signature)}"
 
 
 def main():
@@ -174,6 +195,62 @@ def main():
     assert revoked == {"status": 0}, revoked
     call("GET", "/v1/auth/token/self", 401, token=reissued["token"])
     call("DELETE", "/v1/admin/clients/{name}", 200, name="api-check-expiring")
+
+    # Workload login (docs/api.md "Workload login (JWT/OIDC)"): a role whose key is given as PEM,
+    # so that no login fetches anything.
+    role_path = "/v1/admin/auth/jwt/roles/{role}"
+    issuer_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = issuer_key.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    issuer = "https://issuer.api-check.invalid"
+    role_body = {"issuer": issuer, "publicKeys": [pem], "audiences": ["keychaind-api-check"],
+                 "boundSubject": "system:serviceaccount:api-check:*",
+                 "boundClaims": {"/kubernetes.io/namespace": "api-check"},
+                 "accessGroups": ["api-check-login"], "tokenTTL": 300, "tokenMaxTTL": 900}
+    _, put = call("PUT", role_path, 200, body=role_body, role="api-check.login")
+    role = put["role"]
+    assert role["name"] == "api-check.login" and role["publicKeys"] == [pem] and "jwksURL" not in role, role
+    assert role["boundClaims"] == {"/kubernetes.io/namespace": ["api-check"]}, role
+    assert role["algorithms"] == ["RS256", "ES256"] and role["caPEM"] is None and role["leeway"] == 60, role
+    _, refused = call("PUT", role_path, 400, role="api-check.unbound",
+                      body={**role_body, "boundSubject": "*", "boundClaims": {"sub": "**"}})
+    assert "bind" in refused["detail"], refused
+    call("PUT", role_path, 400, body=role_body, role="Api-Check")  # names are lowercase
+    _, got = call("GET", role_path, 200, role="api-check.login")
+    assert got == put, (got, put)
+    _, roles = call("GET", "/v1/admin/auth/jwt/roles", 200)
+    assert [entry["name"] for entry in roles["roles"]] == ["api-check.login"], roles
+    call("GET", role_path, 404, role="api-check.none")
+
+    now = int(time.time())
+    claims = {"iss": issuer, "aud": ["keychaind-api-check"], "sub": "system:serviceaccount:api-check:runner",
+              "iat": now, "nbf": now, "exp": now + 120, "kubernetes.io": {"namespace": "api-check"}}
+    _, logged_in = call("POST", "/v1/auth/jwt/login", 200, token=None,
+                        body={"role": "api-check.login", "jwt": signed_jwt(issuer_key, claims)})
+    assert logged_in["name"] == logged_in["source"] == "jwt:api-check.login", logged_in
+    assert logged_in["subject"] == claims["sub"] and logged_in["accessGroups"] == ["api-check-login"], logged_in
+    assert 0 < logged_in["ttl"] <= 300 and logged_in["auth"]["client_token"] == logged_in["token"], logged_in
+    assert logged_in["auth"]["metadata"] == {"role": "api-check.login", "subject": claims["sub"]}, logged_in
+    _, me = call("GET", "/v1/auth/token/self", 200, token=logged_in["token"])
+    assert me["accessor"] == logged_in["accessor"] and me["role"] == "client", me
+    _, kubernetes = call("POST", "/v1/auth/kubernetes/login", 200, token=None,
+                         body={"role": "API-Check.Login", "jwt": signed_jwt(issuer_key, claims)})  # lowercased
+    _, listed = call("GET", "/v1/admin/tokens", 200, query="?role=api-check.login")
+    assert sorted(entry["accessor"] for entry in listed["tokens"]) == sorted(
+        [logged_in["accessor"], kubernetes["accessor"]]), listed
+    headers, refused = call("POST", "/v1/auth/jwt/login", 401, token=None,
+                            body={"role": "api-check.login",
+                                  "jwt": signed_jwt(issuer_key, {**claims, "aud": "someone-else"})})
+    assert refused["detail"] == "audience" and refused["errors"] == [f"{refused['message']} (audience)"], refused
+    assert headers["WWW-Authenticate"] == "Bearer", headers
+    _, refused = call("POST", "/v1/auth/jwt/login", 401, token=None,
+                      body={"role": "api-check.none", "jwt": signed_jwt(issuer_key, claims)})
+    assert refused["detail"] == "unknown role", refused
+    call("POST", "/v1/auth/jwt/login", 400, token=None, body={"role": "api-check.login"})
+    call("DELETE", role_path, 200, role="api-check.login")
+    call("GET", "/v1/auth/token/self", 401, token=logged_in["token"])  # revoked with its role
+    call("DELETE", role_path, 404, role="api-check.login")
+    call("GET", role_path, 404, role="api-check.login")
     print(f"api vault sequence: {steps} requests as documented (term {rotated['term']}, "
           f"{rekeyed['rewrapped']} keys re-wrapped)")
 

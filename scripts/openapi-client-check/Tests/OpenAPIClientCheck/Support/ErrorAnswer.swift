@@ -97,3 +97,28 @@ func expectError(
     #expect(answer.value1.status == status, sourceLocation: sourceLocation)
     #expect(!answer.value1.message.isEmpty, sourceLocation: sourceLocation)
 }
+
+/// A login's own refusals (`LoginError.errSec*`): the error shape plus Vault's `errors`.
+protocol LoginErrorAnswer {
+    var value1: Components.Schemas.LoginError { get }
+}
+
+extension Components.Schemas.LoginError_errSecAuthFailed: LoginErrorAnswer {}
+
+func expectError(
+    _ answer: any LoginErrorAnswer, _ constant: String, _ status: Int, sourceLocation: SourceLocation = #_sourceLocation
+) {
+    #expect(answer.value1.error == constant, sourceLocation: sourceLocation)
+    #expect(answer.value1.status == status, sourceLocation: sourceLocation)
+    #expect(!answer.value1.message.isEmpty && !answer.value1.errors.isEmpty, sourceLocation: sourceLocation)
+}
+
+/// getLoginRole's and deleteLoginRole's 404 (no role of the name, or no route).
+extension Components.Responses.NotFound_loginRole.Body.JsonPayload {
+    var answer: any ErrorAnswer {
+        switch self {
+        case .Error_errSecItemNotFound(let error): error
+        case .Error_errSecUnimplemented(let error): error
+        }
+    }
+}
