@@ -14,7 +14,7 @@ public enum LoginRoleRequest {
 
     public static func role(named name: String, decoding body: JSONBody) throws -> LoginRole {
         guard LoginRole.isValidName(name) else {
-            throw KeychainError.param("a role's name is 1-128 of a-z, 0-9, \".\", \"_\" and \"-\"")
+            throw KeychainError.param("a role's name is 1-128 of a-z, 0-9, \".\", \"_\" and \"-\" (not . or ..)")
         }
         var issuer: String?
         var jwksURL: String?
@@ -26,7 +26,7 @@ public enum LoginRoleRequest {
         var algorithms = LoginRole.defaultAlgorithms
         var accessGroups: [String]?
         var tokenTTL: Int64 = 600
-        var tokenMaxTTL: Int64 = 3600
+        var tokenMaxTTL: Int64?
         var leeway: Int64 = 60
         var maxLiveTokens = 10_000
         var allowIssuerAudience = false
@@ -81,7 +81,9 @@ public enum LoginRoleRequest {
             keys = .discovery
         default: throw KeychainError.param("give \"jwksURL\" or \"publicKeys\", not both (neither: OpenID discovery)")
         }
-        guard tokenMaxTTL >= tokenTTL else { throw KeychainError.param("\"tokenMaxTTL\" must be at least \"tokenTTL\"") }
+        // Without a cap, an hour, or the TTL when that is longer (as a client's `maxTtl`).
+        let cap = tokenMaxTTL ?? max(3600, tokenTTL)
+        guard cap >= tokenTTL else { throw KeychainError.param("\"tokenMaxTTL\" must be at least \"tokenTTL\"") }
         let binds = (boundSubject.map(bindsSomething) ?? false) || boundClaims.contains { $0.globs.allSatisfy(bindsSomething) }
         guard binds else {
             throw KeychainError.param(
@@ -94,7 +96,7 @@ public enum LoginRoleRequest {
         return LoginRole(
             name: name, issuer: issuer, keys: keys, caPEM: caPEM, audiences: audiences, boundSubject: boundSubject,
             boundClaims: boundClaims, algorithms: algorithms, accessGroups: accessGroups, tokenTTL: tokenTTL,
-            tokenMaxTTL: tokenMaxTTL, leeway: leeway, maxLiveTokens: maxLiveTokens, allowIssuerAudience: allowIssuerAudience)
+            tokenMaxTTL: cap, leeway: leeway, maxLiveTokens: maxLiveTokens, allowIssuerAudience: allowIssuerAudience)
     }
 
     /// Whether a glob admits less than everything (holds a character other than `*`).

@@ -69,9 +69,10 @@ public struct LoginRole: Sendable, Equatable, Codable {
         self.allowIssuerAudience = allowIssuerAudience
     }
 
-    /// A role's name: 1-128 of `[a-z0-9._-]`.
+    /// A role's name: 1-128 of `[a-z0-9._-]`, but not `.` or `..` (HTTP clients remove such path
+    /// segments, so the role could not be read or removed).
     public static func isValidName(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.count <= 128
+        !name.isEmpty && name.utf8.count <= 128 && name != "." && name != ".."
             && name.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 46 || $0 == 95 || $0 == 45 }
     }
 
