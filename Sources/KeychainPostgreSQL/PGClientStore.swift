@@ -47,14 +47,11 @@ final class PGClientStore: ClientStore {
         }
     }
 
-    /// The role's row in `login_roles` is locked while its live tokens are counted, so logins on
-    /// several nodes at once cannot pass the limit together.
     func addLoginToken(_ token: NewToken, accessGroups: [String], liveLimit: Int, now: Date) throws -> Bool {
         guard case .login(let role) = token.record.source else { preconditionFailure("a login token has a login role") }
         return try withConnection { db in
             try db.transaction {
-                try db.execute("SELECT 1 FROM login_roles WHERE name = $1 FOR UPDATE", [.text(role)])
-                guard try PGTokenTable.liveCount(ofLoginRole: role, now: now, on: db) < liveLimit else { return false }
+                guard try PGTokenTable.loginRoleHasRoom(role, limit: liveLimit, now: now, on: db) else { return false }
                 try PGTokenTable.insert(token, loginGroups: accessGroups, on: db)
                 return true
             }

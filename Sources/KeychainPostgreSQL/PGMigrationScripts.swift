@@ -202,7 +202,8 @@ extension PGMigrations {
     /// upgrade, `clients.token_hash` stays (nullable) as the client's current token, which older
     /// releases authenticate by: this release keeps it equal to the client's latest token, and a
     /// trigger carries a token an older release sets there into `tokens` (a client it removes
-    /// takes its tokens along, by the foreign key). `cluster_state.tokens_version` counts
+    /// takes its tokens along, by the foreign key). `login_roles.tokens` counts each role's stored
+    /// tokens (kept by a trigger, as on SQLite). `cluster_state.tokens_version` counts
     /// revocations, announced one by one (`PGClusterState.announceRevocation`).
     static let version6 = #"""
         CREATE FUNCTION new_token_accessor() RETURNS text
@@ -222,7 +223,7 @@ extension PGMigrations {
             CHECK ((client IS NULL) <> (login_role IS NULL))
         );
         CREATE INDEX tokens_by_client ON tokens(client) WHERE client IS NOT NULL;
-        CREATE INDEX tokens_by_login_role ON tokens(login_role) WHERE login_role IS NOT NULL;
+        CREATE INDEX tokens_by_login_role ON tokens(login_role, expires) WHERE login_role IS NOT NULL;
         CREATE INDEX tokens_by_expiry ON tokens(expires) WHERE expires IS NOT NULL;
         INSERT INTO tokens (accessor, token_hash, client, issued)
             SELECT new_token_accessor(), token_hash, name, created FROM clients;
@@ -243,8 +244,23 @@ extension PGMigrations {
         CREATE TABLE login_roles (
             name text PRIMARY KEY,
             settings text NOT NULL,
-            updated bigint NOT NULL
+            updated bigint NOT NULL,
+            tokens bigint NOT NULL DEFAULT 0
         );
+        CREATE FUNCTION login_tokens_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF TG_OP = 'INSERT' THEN
+                UPDATE login_roles SET tokens = tokens + 1 WHERE name = NEW.login_role;
+            ELSE
+                UPDATE login_roles SET tokens = tokens - 1 WHERE name = OLD.login_role;
+            END IF;
+            RETURN NULL;
+        END
+        $$;
+        CREATE TRIGGER login_token_added AFTER INSERT ON tokens
+            FOR EACH ROW WHEN (NEW.login_role IS NOT NULL) EXECUTE FUNCTION login_tokens_counted();
+        CREATE TRIGGER login_token_removed AFTER DELETE ON tokens
+            FOR EACH ROW WHEN (OLD.login_role IS NOT NULL) EXECUTE FUNCTION login_tokens_counted();
         ALTER TABLE cluster_state ADD COLUMN tokens_version bigint NOT NULL DEFAULT 0;
         """#
 }

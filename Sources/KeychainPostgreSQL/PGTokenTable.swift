@@ -49,6 +49,15 @@ enum PGTokenTable {
         return try (0..<rows.count).map { try stored(rows, $0).record() }
     }
 
+    /// Whether `role` may hold one more token, as on SQLite (`TokenTable.loginRoleHasRoom`); its
+    /// row stays locked until the caller's transaction ends, so logins on several nodes at once
+    /// cannot pass the bound together.
+    static func loginRoleHasRoom(_ role: String, limit: Int, now: Date, on db: PGConnection) throws -> Bool {
+        let rows = try db.execute("SELECT tokens FROM login_roles WHERE name = $1 FOR UPDATE", [.text(role)])
+        if rows.count == 1, rows.int64(0, 0) < Int64(limit) { return true }
+        return try liveCount(ofLoginRole: role, now: now, on: db) < limit
+    }
+
     /// How many tokens `role` issued that have not expired at `now`.
     static func liveCount(ofLoginRole role: String, now: Date, on db: PGConnection) throws -> Int {
         Int(try db.execute(

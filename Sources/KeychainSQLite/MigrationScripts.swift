@@ -173,7 +173,9 @@ extension Migrations {
     /// groups it granted). Each client's token moves there with a fresh accessor and no expiry, as
     /// issued when the client was made; `clients` loses `token_hash` (a UNIQUE column SQLite
     /// cannot drop, so the table is made again) and gains its tokens' lifetime. `login_roles`
-    /// holds the JWT login roles (`LoginRoleTable`), each as its JSON.
+    /// holds the JWT login roles (`SQLiteLoginRoleStore`), each as its JSON, and how many tokens
+    /// each has stored (kept by two triggers, so that a login checks its role's bound without
+    /// counting rows; `TokenTable.loginTokenCount`).
     static let version5 = #"""
         CREATE TABLE tokens (
             accessor TEXT PRIMARY KEY,
@@ -189,7 +191,7 @@ extension Migrations {
             CHECK ((client IS NULL) <> (login_role IS NULL))
         ) STRICT;
         CREATE INDEX tokens_by_client ON tokens(client) WHERE client IS NOT NULL;
-        CREATE INDEX tokens_by_login_role ON tokens(login_role) WHERE login_role IS NOT NULL;
+        CREATE INDEX tokens_by_login_role ON tokens(login_role, expires) WHERE login_role IS NOT NULL;
         CREATE INDEX tokens_by_expiry ON tokens(expires) WHERE expires IS NOT NULL;
         INSERT INTO tokens (accessor, token_hash, client, issued)
             SELECT 'kca_' || lower(hex(randomblob(16))), token_hash, name, created FROM clients;
@@ -207,7 +209,14 @@ extension Migrations {
         CREATE TABLE login_roles (
             name TEXT PRIMARY KEY,
             settings TEXT NOT NULL,
-            updated INTEGER NOT NULL
+            updated INTEGER NOT NULL,
+            tokens INTEGER NOT NULL DEFAULT 0
         ) STRICT;
+        CREATE TRIGGER login_token_added AFTER INSERT ON tokens WHEN new.login_role IS NOT NULL BEGIN
+            UPDATE login_roles SET tokens = tokens + 1 WHERE name = new.login_role;
+        END;
+        CREATE TRIGGER login_token_removed AFTER DELETE ON tokens WHEN old.login_role IS NOT NULL BEGIN
+            UPDATE login_roles SET tokens = tokens - 1 WHERE name = old.login_role;
+        END;
         """#
 }

@@ -48,6 +48,16 @@ enum TokenTable {
         ) { try stored(from: $0).record() }
     }
 
+    /// Whether `role` may hold one more token: its stored tokens (counted by the triggers of
+    /// migration 5) are under `limit`, or, when they are not, its live ones (expired ones are
+    /// stored for an hour). A role with no row (its tokens outlived it) is counted row by row.
+    static func loginRoleHasRoom(_ role: String, limit: Int, now: Date, on db: SQLiteConnection) throws -> Bool {
+        if let stored = try db.scalarInt("SELECT tokens FROM login_roles WHERE name = ?", [.text(role)]), stored < limit {
+            return true
+        }
+        return try liveCount(ofLoginRole: role, now: now, on: db) < limit
+    }
+
     /// How many tokens `role` issued that have not expired at `now`.
     static func liveCount(ofLoginRole role: String, now: Date, on db: SQLiteConnection) throws -> Int {
         Int(try db.scalarInt(

@@ -15,7 +15,7 @@ import Testing
         2: "93de90756dfe0518decd8d2e99fd6904d746ca5b5dfec9b60888d05ff28aab9d",
         3: "6a749e23b988c08085c3d27fbd36a5067d7d5851ba4272ce17faa0c42104b81b",
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
-        5: "3b5d308b0cee425b9350b33d05e3df7b60500e70f70c2dc4fc91f94196a04e79",
+        5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -24,7 +24,7 @@ import Testing
         3: "36c35acba3e0d33bc00eef7d2feaa8e660d30b582897d2cd051b54532e2fe91c",
         4: "0b88d751cfec46e9e879a1403649ad5a1ad18c5ff0e78e8949bb9ed0d544001b",
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
-        6: "f5c51b640092f990ff8c2ebdd62540d5b6b8feae7b5075a83469273a4fa09c57",
+        6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {
