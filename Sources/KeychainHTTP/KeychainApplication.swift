@@ -68,7 +68,7 @@ public struct KeychainApplication: HTTPResponder {
             case .login:
                 // Its body is read only within the caller's failed-authentication budget and bound.
                 if authFailureLimiter?.isSpent(for: request.remoteAddress) != true,
-                    AuthenticationMiddleware<RouteResponder>.loginBodyRefusal(request) == nil
+                    RouteAccess.loginBodyRefusal(request) == nil
                 {
                     return nil
                 }

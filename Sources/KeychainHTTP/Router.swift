@@ -19,6 +19,18 @@ public enum RouteAccess: Sendable {
 
     /// The largest body a login reads.
     public static let loginBodyBytes = 16 * 1024
+
+    /// Why a login's body will not be read: larger than `RouteAccess.loginBodyBytes` (declared or
+    /// read), or of no declared length (chunked). Nil when it fits.
+    static func loginBodyRefusal(_ request: HTTPRequest) -> KeychainError? {
+        let declared = request.header("content-length").map { Int($0) ?? Int.max }
+        guard request.header("transfer-encoding") == nil, (declared ?? 0) <= RouteAccess.loginBodyBytes,
+            request.body.count <= RouteAccess.loginBodyBytes
+        else {
+            return KeychainError.param("a login's body declares its Content-Length, at most \(RouteAccess.loginBodyBytes) bytes")
+        }
+        return nil
+    }
 }
 
 public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse

@@ -49,8 +49,13 @@ final class IssuerKeys: Sendable {
     private let logger: Logger
     private let now: @Sendable () -> Double
     private let state = Mutex(State())
-    /// Serialises fetches, so that a burst of logins after expiry makes one fetch, not one each.
-    private let fetching = Mutex(())
+    /// One lock per source, so that a burst of logins after expiry makes one fetch, not one each,
+    /// and an issuer that hangs holds up only its own roles' logins.
+    private let fetchLocks = Mutex([Source: FetchLock]())
+
+    private final class FetchLock: Sendable {
+        let mutex = Mutex(())
+    }
     private let stale = Atomic<UInt64>(0)
 
     init(
@@ -79,7 +84,13 @@ final class IssuerKeys: Sendable {
         let time = now()
         let cached = state.withLock { $0.sets[source] }
         if !refetch, let cached, time - cached.fetchedAt < Self.freshSeconds { return cached.keys }
-        return try fetching.withLock { _ -> [VerificationKey]? in
+        let lock = fetchLocks.withLock { locks in
+            if let lock = locks[source] { return lock }
+            let lock = FetchLock()
+            locks[source] = lock
+            return lock
+        }
+        return try lock.mutex.withLock { _ -> [VerificationKey]? in
             let time = now()
             let (cached, lastAttempt) = state.withLock { ($0.sets[source], $0.lastAttempt[source]) }
             if let lastAttempt, time - lastAttempt < Self.refetchSeconds {

@@ -86,7 +86,8 @@ package final class ClientCache: Sendable {
             }
             return cache.holders[key]
         }
-        if let cached, !cached.token.isExpired(at: Date()) { return cached }
+        // A token that never expires reads no clock.
+        if let cached, cached.token.expiresAt.map({ $0 > Date() }) ?? true { return cached }
         let holder = try lookUp(tokenHash)
         // Only this thread touches its cache, so what it was checked at is still its own.
         if changes.load(ordering: .sequentiallyConsistent) == generation,

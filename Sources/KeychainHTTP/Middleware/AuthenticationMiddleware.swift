@@ -13,7 +13,7 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
 
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         guard let access = exchange.route?.access else { return next.respond(to: &context, &exchange) }
-        if access == .login, let tooLarge = Self.loginBodyRefusal(context.request) {
+        if access == .login, let tooLarge = RouteAccess.loginBodyRefusal(context.request) {
             exchange.osStatus = tooLarge.status
             return .error(tooLarge, status: 413)
         }
@@ -28,17 +28,5 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
             return exchange.answer(error, logger: logger)
         }
         return next.respond(to: &context, &exchange)
-    }
-
-    /// Why a login's body will not be read: larger than `RouteAccess.loginBodyBytes` (declared or
-    /// read), or of no declared length (chunked). Nil when it fits.
-    static func loginBodyRefusal(_ request: HTTPRequest) -> KeychainError? {
-        let declared = request.header("content-length").map { Int($0) ?? Int.max }
-        guard request.header("transfer-encoding") == nil, (declared ?? 0) <= RouteAccess.loginBodyBytes,
-            request.body.count <= RouteAccess.loginBodyBytes
-        else {
-            return KeychainError.param("a login's body declares its Content-Length, at most \(RouteAccess.loginBodyBytes) bytes")
-        }
-        return nil
     }
 }
