@@ -243,6 +243,8 @@ let package = Package(
                 "keychaind", "KeychainAPI", "KeychainClient", "KeychainRefresh", "KeychainCore",
                 // The issuer key cache under a clock the test moves (against oidc_issuer.py).
                 "KeychainLogin", "KeychainJOSE",
+                // A token's record read from the in-process app's vault.
+                "KeychaindApp", "KeychainStore",
                 // The cluster tests' PostgreSQL (ThrowawayPostgres).
                 "KeychainTestSupport",
                 // The suites that check answers over loopback, not the process: the app in process (TestApp).

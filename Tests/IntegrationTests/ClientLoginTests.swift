@@ -1,4 +1,6 @@
 import Foundation
+import KeychaindApp
+import KeychainStore
 import KeychainClient
 import KeychaindTesting
 import Testing
@@ -94,13 +96,13 @@ import Testing
         #expect(tokens.contains { $0["accessor"] as? String == status.accessor && $0["subject"] as? String == OIDCIssuer.subject })
     }
 
-    /// `tokenTTL` 9 s, `tokenMaxTTL` 18 s (a margin for a loaded machine, where the suite's other
+    /// `tokenTTL` 15 s, `tokenMaxTTL` 30 s (a margin for a loaded machine, where the suite's other
     /// tests share this process with the server): calls every half second until the client has
-    /// renewed and logged in again (at most 60 s): the client
+    /// renewed and logged in again (at most 90 s): the client
     /// renews ahead of expiry, logs in again at the cap (reading the file the test rewrote
     /// meanwhile), and no call fails or is answered 401.
     @Test func aShortLeaseIsRenewedThenReplacedByANewLoginWithoutACallFailing() async throws {
-        let fixture = try Fixture(role: ["tokenTTL": 9, "tokenMaxTTL": 18])
+        let fixture = try Fixture(role: ["tokenTTL": 15, "tokenMaxTTL": 30])
         // The server fetches the issuer's keys at the first login; on a loaded machine that can
         // take longer than a 2-second lease, which then expires on its way back (the client
         // recovers by a 401 and a new login, but this test counts 401s). Fetched here first.
@@ -120,7 +122,7 @@ import Testing
             guard let session = client.loginSession else { return false }
             return session.renewals >= 1 && session.logins >= 2
         }
-        while !done(), ContinuousClock.now - start < .seconds(60) {
+        while !done(), ContinuousClock.now - start < .seconds(90) {
             do {
                 let header = try await client.getAuthorizationHeader(service: "api.example.com")
                 if header != ["Authorization": "Bearer eyJ-upstream"] { failures.append("call \(calls): \(String(describing: header))") }
@@ -141,13 +143,11 @@ import Testing
         let status = try #require(client.loginSession)
         #expect(status.refusedRequests == refusedBefore, "a call was answered 401: \(timeline)\n\(fixture.server.log.split(separator: "\n").filter { $0.contains("401") || $0.contains("expired") }.suffix(10))")
         #expect(status.renewals >= 1 && status.logins >= 2, "\(status)")
-        // The token the client holds now (a call makes sure it holds a live one) is the one the
-        // rotated JWT logged in with.
-        _ = try await client.getAuthorizationHeader(service: "api.example.com")
+        // The token the client holds is the one the rotated JWT logged in with (its record read
+        // from the vault: on a loaded machine it may have expired since the last call).
         let accessor = try #require(client.loginSession?.accessor)
-        let holder = try fixture.http.send("GET", "/v1/admin/tokens?role=payments", token: fixture.server.adminToken())
-        let live = (holder.json["tokens"] as? [[String: Any]] ?? []).first { $0["accessor"] as? String == accessor }
-        #expect(live?["subject"] as? String == rotated, "\(holder.text)")
+        let holder = try fixture.server.app.app.vault.clients.holder(ofAccessor: accessor)
+        #expect(holder?.token.subject == rotated, "\(String(describing: holder))")
     }
 
     @Test func aRevokedTokenIsReplacedByANewLoginAndTheCallSucceeds() async throws {
