@@ -117,10 +117,12 @@ import Testing
         let start = ContinuousClock.now
         var calls = 0
         var timeline: [String] = []
+        /// Logins made before the JWT file was rotated (nil until it is): a later one must read it.
+        var loginsBeforeRotation: Int?
         func done() -> Bool {
-            guard ContinuousClock.now - start >= .seconds(8) else { return false }
+            guard ContinuousClock.now - start >= .seconds(8), let before = loginsBeforeRotation else { return false }
             guard let session = client.loginSession else { return false }
-            return session.renewals >= 1 && session.logins >= 2
+            return session.renewals >= 1 && session.logins > before
         }
         while !done(), ContinuousClock.now - start < .seconds(90) {
             do {
@@ -136,7 +138,10 @@ import Testing
                         + "left \(session.secondsLeft ?? -1)")
             }
             // The platform rotates the workload's token: the next login must read the new one.
-            if calls == 2 { try fixture.writeJWT(subject: rotated) }
+            if calls == 2 {
+                loginsBeforeRotation = client.loginSession?.logins ?? 0
+                try fixture.writeJWT(subject: rotated)
+            }
             try await Task.sleep(for: .milliseconds(500))
         }
         #expect(failures.isEmpty, "\(failures)")
