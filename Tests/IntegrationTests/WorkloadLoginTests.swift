@@ -187,12 +187,13 @@ import Testing
         let rotated = try fixture.issuer.mint()
         let started = Date()
         var accepted = false
-        while !accepted, Date().timeIntervalSince(started) < 15 {
+        while !accepted, Date().timeIntervalSince(started) < 20 {
             accepted = try fixture.login(rotated, role: "jwks").status == 200
             if !accepted { Thread.sleep(forTimeInterval: 0.5) }
         }
         #expect(accepted)
-        #expect(Date().timeIntervalSince(started) < 12)
+        // Ten seconds after the last fetch at most, and a login's time on a loaded machine.
+        #expect(Date().timeIntervalSince(started) < 14)
     }
 
     /// A role's tokens: bounded in number, expiring at the role's TTL and renewing up to its cap,
