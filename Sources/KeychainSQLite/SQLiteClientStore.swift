@@ -30,7 +30,7 @@ public final class SQLiteClientStore: ClientStore {
     }
 
     public func holder(ofAccessor accessor: String) throws -> TokenHolder? {
-        try read { db in try TokenTable.holder(ofAccessor: accessor, on: db) }
+        try read { db in try TokenTable.holder(ofAccessor: accessor, on: db)?.0 }
     }
 
     public func clients() throws -> [Client] {
@@ -78,13 +78,7 @@ public final class SQLiteClientStore: ClientStore {
     }
 
     public func revokeToken(accessor: String, now: Date) throws -> Bool {
-        let hash = try write { db -> [UInt8]? in
-            guard let hash = try db.query("SELECT token_hash FROM tokens WHERE accessor = ?", [.text(accessor)], row: { $0.blob(0) }).first,
-                try TokenTable.revoke(accessor: accessor, now: now, on: db)
-            else { return nil }
-            return hash
-        }
-        guard let hash else { return false }
+        guard let hash = try write({ db in try TokenTable.revoke(accessor: accessor, now: now, on: db) }) else { return false }
         cache.invalidate(tokenHash: hash)
         return true
     }

@@ -32,8 +32,11 @@ enum TokenTable {
         }.first ?? nil
     }
 
-    static func holder(ofAccessor accessor: String, on db: SQLiteConnection) throws -> TokenHolder? {
-        try db.query("\(holderQuery) WHERE t.accessor = ?", [.text(accessor)]) { try holder(from: $0) }.first ?? nil
+    /// The holder of a token and its hash.
+    static func holder(ofAccessor accessor: String, on db: SQLiteConnection) throws -> (TokenHolder, hash: [UInt8])? {
+        try db.query("\(holderQuery) WHERE t.accessor = ?", [.text(accessor)]) { row in
+            try holder(from: row).map { ($0, row.blob(15)) }
+        }.first ?? nil
     }
 
     /// The tokens of `owner` that have not expired at `now`, oldest first.
@@ -94,15 +97,16 @@ enum TokenTable {
         }.first
     }
 
-    /// Revokes one token unless it is the last live admin token; whether there was such a token.
-    static func revoke(accessor: String, now: Date, on db: SQLiteConnection) throws -> Bool {
-        guard let holder = try holder(ofAccessor: accessor, on: db) else { return false }
+    /// Revokes one token unless it is the last live admin token; its hash, nil when there was no
+    /// such token.
+    static func revoke(accessor: String, now: Date, on db: SQLiteConnection) throws -> [UInt8]? {
+        guard let (holder, hash) = try holder(ofAccessor: accessor, on: db) else { return nil }
         if holder.client.role == .admin, !holder.token.isExpired(at: now),
             try liveAdminTokens(now: now, excludingAccessor: accessor, on: db) == 0
         {
             throw KeychainError.lastAdmin(holder.client.name)
         }
-        return try db.execute("DELETE FROM tokens WHERE accessor = ?", [.text(accessor)]) > 0
+        return try db.execute("DELETE FROM tokens WHERE accessor = ?", [.text(accessor)]) > 0 ? hash : nil
     }
 
     static func revokeAll(ofClient name: String, on db: SQLiteConnection) throws -> Int {

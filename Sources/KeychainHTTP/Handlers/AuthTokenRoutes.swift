@@ -18,12 +18,15 @@ extension Router {
             }
             return holder
         }
+        /// The token the caller presented (Vault's answers give it back as `id`, `client_token`).
+        @Sendable func presented(_ context: RequestContext) -> String {
+            context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init) ?? ""
+        }
         add(.get, "/auth/token/self", access: .client, audit: .none) { context in
             .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: nil))
         }
         add(.get, "/auth/token/lookup-self", access: .client, audit: .none) { context in
-            let token = context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init)
-            return .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: token))
+            .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: presented(context)))
         }
         add(.post, "/auth/token/renew-self", access: .client, audit: .none) { context in
             let request = try RenewRequest(decoding: context.request.body.isEmpty ? nil : context.jsonBody())
@@ -35,8 +38,7 @@ extension Router {
             guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt) else {
                 throw AuthenticationRefusal.unknown.error
             }
-            let token = context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init) ?? ""
-            return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: token, now: now))
+            return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: presented(context), now: now))
         }
         add(.post, "/auth/token/revoke-self", access: .client, audit: .none) { context in
             // The store refuses the last live admin token (errSecParam) in the same step.
