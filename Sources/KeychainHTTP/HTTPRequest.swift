@@ -88,6 +88,8 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let put = HTTPMethod("PUT")
     public static let patch = HTTPMethod("PATCH")
     public static let delete = HTTPMethod("DELETE")
+    /// Vault's method for listing a folder (`LIST /v1/<mount>/metadata/<folder>`).
+    public static let list = HTTPMethod("LIST")
 
     public var description: String { rawValue }
 }

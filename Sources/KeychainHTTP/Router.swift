@@ -33,6 +33,13 @@ public enum RouteAccess: Sendable {
     }
 }
 
+/// Whose conventions a route answers in (docs/api.md): keychaind's own (OSStatus error bodies),
+/// or Vault's, for the tools written for Vault (`{"errors":[...]}`, 403 for a refused token).
+public enum RouteSurface: Sendable {
+    case native
+    case vault
+}
+
 public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse
 
 /// Routes by method and path pattern (`/items/{class}/{persistentRef}`). Every route is served at
@@ -47,17 +54,20 @@ public struct Router: Sendable {
         public let access: RouteAccess
         /// What the route's audit line says about its target.
         public let audit: AuditTarget
+        /// Whose answers the route gives: keychaind's, or Vault's (errors as `{"errors":[...]}`).
+        public let surface: RouteSurface
         let segments: [Segment]
         let handler: RouteHandler
 
         init(
-            method: HTTPMethod, pattern: String, access: RouteAccess, audit: AuditTarget, segments: [Segment],
-            handler: @escaping RouteHandler
+            method: HTTPMethod, pattern: String, access: RouteAccess, audit: AuditTarget, surface: RouteSurface,
+            segments: [Segment], handler: @escaping RouteHandler
         ) {
             self.method = method
             self.pattern = pattern
             self.access = access
             self.audit = audit
+            self.surface = surface
             self.segments = segments
             self.handler = handler
         }
@@ -67,6 +77,9 @@ public struct Router: Sendable {
         /// The segment's UTF-8 bytes, compared byte for byte.
         case literal([UInt8])
         case parameter(String)
+        /// `{name*}`, the pattern's last segment: zero or more segments, each percent-decoded,
+        /// joined by `/` (a Vault path such as `team/db/`, its trailing slash kept).
+        case rest(String)
     }
 
     /// The outcome of matching a request's method and path.
@@ -82,14 +95,20 @@ public struct Router: Sendable {
 
     public mutating func add(
         _ method: HTTPMethod, _ pattern: String, access: RouteAccess, audit: AuditTarget,
-        handler: @escaping RouteHandler
+        surface: RouteSurface = .native, handler: @escaping RouteHandler
     ) {
         let segments = pattern.drop(while: { $0 == "/" }).split(separator: "/", omittingEmptySubsequences: false).map { part -> Segment in
+            if part.hasPrefix("{"), part.hasSuffix("*}") { return .rest(String(part.dropFirst().dropLast(2))) }
             if part.hasPrefix("{"), part.hasSuffix("}") { return .parameter(String(part.dropFirst().dropLast())) }
             return .literal(Array(part.utf8))
         }
+        precondition(
+            !segments.dropLast().contains { if case .rest = $0 { true } else { false } },
+            "a {name*} segment ends its pattern")
         routes.append(
-            Route(method: method, pattern: pattern, access: access, audit: audit, segments: segments, handler: handler))
+            Route(
+                method: method, pattern: pattern, access: access, audit: audit, surface: surface, segments: segments,
+                handler: handler))
     }
 
     /// Matches a request. `HEAD` is answered by the `GET` route of the path (libmicrohttpd sends
@@ -111,7 +130,7 @@ public struct Router: Sendable {
                 if parts.count > 0, Self.equal(path, parts[0], Self.versionPrefix) { parts = UnsafeMutableBufferPointer(rebasing: parts[1...]) }
                 var allowed: [HTTPMethod] = []
                 // By index: iterating by value would count a reference on every route looked at.
-                for index in routes.indices where routes[index].segments.count == parts.count {
+                for index in routes.indices where Self.mayFit(routes[index].segments, count: parts.count) {
                     guard Self.fits(routes[index].segments, path, parts) else { continue }
                     let method = routes[index].method
                     if method == wanted {
@@ -150,15 +169,22 @@ public struct Router: Sendable {
         }
     }
 
+    /// Whether a path of `count` segments can fit `segments` (a `{name*}` takes zero or more).
+    private static func mayFit(_ segments: [Segment], count: Int) -> Bool {
+        if case .rest? = segments.last { return count >= segments.count - 1 }
+        return segments.count == count
+    }
+
     /// Whether `parts` fit the route's segments: same literals, no empty parameter.
     private static func fits(
         _ segments: [Segment], _ path: UnsafeBufferPointer<UInt8>, _ parts: UnsafeMutableBufferPointer<Range<Int>>
     ) -> Bool {
-        guard segments.count == parts.count else { return false }
+        guard mayFit(segments, count: parts.count) else { return false }
         for index in segments.indices {
             switch segments[index] {
             case .literal(let literal): if !equal(path, parts[index], literal) { return false }
             case .parameter: if parts[index].isEmpty { return false }
+            case .rest: return true
             }
         }
         return true
@@ -172,7 +198,10 @@ public struct Router: Sendable {
     ) -> PathParameters {
         var parameters = PathParameters()
         for index in segments.indices {
-            if case .parameter(let name) = segments[index] {
+            switch segments[index] {
+            case .literal:
+                continue
+            case .parameter(let name):
                 let sent = UnsafeBufferPointer(rebasing: path[parts[index]])
                 do {
                     parameters.append(name, try percentDecoded(sent, name: name))
@@ -180,6 +209,18 @@ public struct Router: Sendable {
                     parameters.append(name, String(decoding: sent, as: UTF8.self))
                     if parameters.problem == nil { parameters.problem = error }
                 }
+            case .rest(let name):
+                var decoded: [String] = []
+                for part in parts[index...] {
+                    let sent = UnsafeBufferPointer(rebasing: path[part])
+                    do {
+                        decoded.append(try percentDecoded(sent, name: name))
+                    } catch {
+                        decoded.append(String(decoding: sent, as: UTF8.self))
+                        if parameters.problem == nil { parameters.problem = error }
+                    }
+                }
+                parameters.append(name, decoded.joined(separator: "/"))
             }
         }
         return parameters
