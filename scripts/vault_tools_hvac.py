@@ -1,6 +1,7 @@
 """hvac 2.4 against a Vault-compatible server: the calls the contract names (docs/api.md, "Tools
 written for Vault"), in one fixed order, each call's outcome printed as one JSON line
-{"step", "result"} or {"step", "raised": exception class, "errors", "method"}, unnormalised
+{"step", "result"} or {"step", "raised": exception class, "errors", "method"} (any other exception:
+{"step", "raised", "message"}), unnormalised
 (scripts/vault-tools-check normalises and compares keychaind's lines with OpenBao's).
 
 usage: vault_tools_hvac.py ADDR TOKEN MOUNT PREFIX
@@ -36,6 +37,8 @@ def step(name, call):
         line = {"step": name, "result": outcome(call())}
     except hvac.exceptions.VaultError as error:
         line = {"step": name, "raised": type(error).__name__, "errors": error.errors, "method": error.method}
+    except Exception as error:  # noqa: BLE001 - hvac failing on an answer is a finding; the run goes on
+        line = {"step": name, "raised": type(error).__name__, "message": str(error)}
     print(json.dumps(line, sort_keys=True), flush=True)
 
 

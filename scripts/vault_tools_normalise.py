@@ -38,8 +38,12 @@ def normalise_json(value, facts, key=None, parent=None):
     if isinstance(value, dict):
         out = {}
         lookup = "creation_ttl" in value and "explicit_max_ttl" in value  # a token's lookup data
+        auth = "client_token" in value and "lease_duration" in value  # an `auth` block (login, renewal)
         for k, v in value.items():
-            if lookup and k in ("display_name", "path", "meta"):
+            if auth and k == "metadata":
+                # keychaind's {role, subject} of the token (OpenBao: the token's own metadata, none here).
+                out[k] = "<metadata>"
+            elif lookup and k in ("display_name", "path", "meta"):
                 # keychaind's token facts: display_name is the client or login role, path the way it
                 # was made (OpenBao: auth/token/create), meta keychaind's {role, subject}.
                 out[k] = f"<{k}>"
