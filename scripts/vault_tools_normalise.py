@@ -22,6 +22,16 @@ UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 DURATION = r"(?:\d+h)?(?:\d+m)?(?:\d+s)?"
 
 
+# In sys/health and sys/seal-status answers (hvac's, `bao status -format=json`): the server's build
+# and cluster (version, its dates, a random cluster name and id), its storage backend (OpenBao dev:
+# inmem; keychaind: its database) and its clock.
+SERVER_FACTS = {
+    "version": "<server-fact>", "build_date": "<server-fact>", "commit_date": "<server-fact>",
+    "cluster_name": "<server-fact>", "cluster_id": "<server-fact>", "storage_type": "<server-fact>",
+    "server_time_utc": "<unix-time>",
+}
+
+
 def replace_facts(text, facts):
     # The server's address (a port of its own), its token and accessor (random per server).
     for value, label in facts:
@@ -39,8 +49,11 @@ def normalise_json(value, facts, key=None, parent=None):
         out = {}
         lookup = "creation_ttl" in value and "explicit_max_ttl" in value  # a token's lookup data
         auth = "client_token" in value and "lease_duration" in value  # an `auth` block (login, renewal)
+        server_state = "initialized" in value and "sealed" in value  # sys/health, sys/seal-status
         for k, v in value.items():
-            if auth and k == "metadata":
+            if server_state and k in SERVER_FACTS:
+                out[k] = SERVER_FACTS[k]
+            elif auth and k == "metadata":
                 # keychaind's {role, subject} of the token (OpenBao: the token's own metadata, none here).
                 out[k] = "<metadata>"
             elif lookup and k in ("display_name", "path", "meta"):
@@ -90,11 +103,6 @@ TABLE_RULES = [
     # and its storage backend (OpenBao dev: inmem; keychaind: its database).
     (re.compile(r"^(Version|Build Date|Commit Date|Cluster Name|Cluster ID|Storage Type) +.*$"), r"\1 <server-fact>"),
 ]
-TABLE_JSON_KEYS = {
-    # `bao status -format=json`: the same server facts as above.
-    "version": "<server-fact>", "build_date": "<server-fact>", "cluster_name": "<server-fact>",
-    "commit_date": "<server-fact>", "cluster_id": "<server-fact>", "storage_type": "<server-fact>",
-}
 
 
 def normalise_bao(text, facts):
@@ -121,8 +129,6 @@ def normalise_output(header, content, facts):
         except ValueError:
             pass
         else:
-            if isinstance(value, dict) and header.startswith("### bao status"):
-                value = {k: TABLE_JSON_KEYS.get(k, v) for k, v in value.items()}
             return json.dumps(normalise_json(value, facts), sort_keys=True, indent=1)
     lines = []
     for line in content.rstrip("\n").split("\n"):
