@@ -201,6 +201,28 @@ struct SealedBackupTests {
         #expect(try restored.clients.clients().map(\.name) == ["admin"])
     }
 
+    /// KV secrets (metadata, versions, their usage) and the cluster id come back with a restore,
+    /// which drops only login tokens.
+    @Test func kvSecretsAndTheClusterIDSurviveARestore() throws {
+        let fixture = try BackupFixture()
+        let vault = fixture.source.vault
+        let key = KVSecretKey(group: "g1", path: "app/db")
+        let now = Date().truncatedToMilliseconds
+        let metadata = KVMetadata(customMetadata: ["owner": "ops"], currentVersion: 1, oldestVersion: 1, createdTime: now, updatedTime: now)
+        try vault.items.kvPutMetadata(metadata, of: key)
+        try vault.items.kvPutVersion(KVVersion(number: 1, createdTime: now, data: SecretBytes(utf8: "{\"a\":1}")), of: key)
+        let usage = try vault.sqlitePool!.read { try GroupUsageTable.usage(of: "g1", on: $0) }
+        let path = fixture.scratch.path + "/vault.backup"
+        try vault.backup(to: path)
+        _ = try fixture.target.restore(from: path, masterKeyFile: fixture.masterKeyPath, force: false, logger: quietLogger)
+        let restored = try fixture.target.open(logger: quietLogger)
+        defer { restored.close() }
+        #expect(restored.clusterID == vault.clusterID)
+        #expect(try restored.items.kvMetadata(of: key) == metadata)
+        #expect(try restored.items.kvVersion(1, of: key)?.data?.utf8String() == "{\"a\":1}")
+        #expect(try restored.sqlitePool!.read { try GroupUsageTable.usage(of: "g1", on: $0) } == usage)
+    }
+
     /// A backup made before a rekey restores with the master key of its time, not the new one.
     @Test func aBackupFromBeforeARekeyNeedsTheOldMasterKey() throws {
         let fixture = try BackupFixture()
