@@ -35,7 +35,7 @@ enum PGKVTable {
 
     private static let secretColumns = """
         max_versions, cas_required, delete_version_after, custom_metadata, current_version, oldest_version,
-        created_time, updated_time
+        created_time, updated_time, metadata_version
         """
 
     static func secret(_ key: KVSecretKey, on db: PGConnection) throws -> SecretRow? {
@@ -45,7 +45,8 @@ enum PGKVTable {
             metadata: KVMetadata(
                 maxVersions: Int(rows.int64(0, 0)), casRequired: rows.bool(0, 1), deleteVersionAfter: Int(rows.int64(0, 2)),
                 currentVersion: Int(rows.int64(0, 4)), oldestVersion: Int(rows.int64(0, 5)),
-                createdTime: Date(millisecondsSince1970: rows.int64(0, 6)), updatedTime: Date(millisecondsSince1970: rows.int64(0, 7))),
+                createdTime: Date(millisecondsSince1970: rows.int64(0, 6)), updatedTime: Date(millisecondsSince1970: rows.int64(0, 7)),
+                metadataVersion: Int(rows.int64(0, 8))),
             sealedCustomMetadata: rows.bytes(0, 3))
     }
 
@@ -105,19 +106,19 @@ enum PGKVTable {
         try db.execute(
             """
             INSERT INTO kv_secrets (access_group, path, \(secretColumns), custom_metadata_bytes)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             ON CONFLICT (access_group, path) DO UPDATE SET
                 max_versions = excluded.max_versions, cas_required = excluded.cas_required,
                 delete_version_after = excluded.delete_version_after, custom_metadata = excluded.custom_metadata,
                 current_version = excluded.current_version, oldest_version = excluded.oldest_version,
                 created_time = excluded.created_time, updated_time = excluded.updated_time,
-                custom_metadata_bytes = excluded.custom_metadata_bytes
+                metadata_version = excluded.metadata_version, custom_metadata_bytes = excluded.custom_metadata_bytes
             """,
             Self.key(key) + [
                 .int8(Int64(metadata.maxVersions)), .bool(metadata.casRequired), .int8(Int64(metadata.deleteVersionAfter)),
                 .bytea(sealedCustomMetadata), .int8(Int64(metadata.currentVersion)), .int8(Int64(metadata.oldestVersion)),
                 .int8(metadata.createdTime.millisecondsSince1970), .int8(metadata.updatedTime.millisecondsSince1970),
-                .int8(customMetadataBytes),
+                .int8(Int64(metadata.metadataVersion)), .int8(customMetadataBytes),
             ])
     }
 

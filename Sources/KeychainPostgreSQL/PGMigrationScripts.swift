@@ -283,6 +283,7 @@ extension PGMigrations {
             oldest_version bigint NOT NULL,
             created_time bigint NOT NULL,
             updated_time bigint NOT NULL,
+            metadata_version bigint NOT NULL,
             PRIMARY KEY (access_group, path)
         );
         CREATE TABLE kv_versions (

@@ -18,7 +18,7 @@ enum KVTable {
 
     private static let secretColumns = """
         max_versions, cas_required, delete_version_after, custom_metadata, current_version, oldest_version,
-        created_time, updated_time
+        created_time, updated_time, metadata_version
         """
 
     static func secret(_ key: KVSecretKey, on db: SQLiteConnection) throws -> SecretRow? {
@@ -29,7 +29,8 @@ enum KVTable {
                 metadata: KVMetadata(
                     maxVersions: Int(row.int64(0)), casRequired: row.int64(1) != 0, deleteVersionAfter: Int(row.int64(2)),
                     currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
-                    createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7))),
+                    createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
+                    metadataVersion: Int(row.int64(8))),
                 sealedCustomMetadata: row.blob(3))
         }.first
     }
@@ -106,13 +107,14 @@ enum KVTable {
         try db.execute(
             """
             INSERT OR REPLACE INTO kv_secrets (access_group, path, \(secretColumns), custom_metadata_bytes)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(key.group), .text(key.path), .integer(Int64(metadata.maxVersions)), .integer(metadata.casRequired ? 1 : 0),
                 .integer(Int64(metadata.deleteVersionAfter)), .blob(sealedCustomMetadata), .integer(Int64(metadata.currentVersion)),
                 .integer(Int64(metadata.oldestVersion)), .integer(metadata.createdTime.millisecondsSince1970),
-                .integer(metadata.updatedTime.millisecondsSince1970), .integer(customMetadataBytes),
+                .integer(metadata.updatedTime.millisecondsSince1970), .integer(Int64(metadata.metadataVersion)),
+                .integer(customMetadataBytes),
             ])
     }
 

@@ -242,6 +242,7 @@ extension Migrations {
             oldest_version INTEGER NOT NULL,
             created_time INTEGER NOT NULL,
             updated_time INTEGER NOT NULL,
+            metadata_version INTEGER NOT NULL,
             PRIMARY KEY (access_group, path)
         ) STRICT, WITHOUT ROWID;
         CREATE TABLE kv_versions (

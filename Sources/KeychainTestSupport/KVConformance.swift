@@ -106,7 +106,7 @@ package struct KVConformance: Sendable {
     private func metadata(current: Int = 0, oldest: Int = 0, custom: [String: String] = [:]) -> KVMetadata {
         KVMetadata(
             maxVersions: 5, casRequired: true, deleteVersionAfter: 3600, customMetadata: custom, currentVersion: current,
-            oldestVersion: oldest, createdTime: now, updatedTime: now.addingTimeInterval(1))
+            oldestVersion: oldest, createdTime: now, updatedTime: now.addingTimeInterval(1), metadataVersion: 3)
     }
 
     private func version(_ number: Int, _ data: String?, deleted: Date? = nil, destroyed: Bool = false) -> KVVersion {

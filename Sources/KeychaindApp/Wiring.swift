@@ -22,13 +22,13 @@ public enum Wiring {
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault),
-            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes))
+            maxPageBytes: ItemListAnswer.pageBytes(forAnswerBytes: configuration.maxAnswerBytes),
+            kvDataCheck: KVRequest.checkData)
+        let tokens = TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher)
         var router = Router()
         router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
         router.addItemRoutes(service: service)
-        router.addTokenRoutes(
-            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON(), refresher: refresher),
-            refresher: refresher)
+        router.addTokenRoutes(tokens: tokens, refresher: refresher)
         router.addClientRoutes(
             clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addAuthTokenRoutes(clients: vault.clients)
@@ -49,6 +49,9 @@ public enum Wiring {
             sources.staleKeySetServes = { login.staleKeySetServes }
             router.addMetricsRoute(metrics: observe.metrics, sources: sources)
         }
+        // Last: a mount is any first segment, so every route with a literal one comes first.
+        router.addKVRoutes(
+            kv: KVService(store: vault.items, checkData: KVRequest.checkData), tokens: tokens, secretMountAlias: false)
         return KeychainApplication(
             router: router,
             authenticator: Authenticator(clients: vault.clients, tokens: vault.tokenIssuer),

@@ -12,7 +12,7 @@ import Testing
     @Test func saveKeepsOrRemovesTheRefreshTokenAndReplacesInOneGo() throws {
         let naming = TokenNaming(service: "api")
         try tokens.save(TokenUpdate(accessToken: "a1", refresh: .set("r1")), naming: naming, client: fixture.app)
-        #expect(try tokens.save(TokenUpdate(accessToken: "a2"), naming: naming, client: fixture.app) == 1)
+        #expect(try tokens.save(TokenUpdate(accessToken: "a2"), naming: naming, client: fixture.app).replaced == 1)
         var found = try tokens.tokens(naming, client: fixture.app)
         #expect(found.accessToken == "a2" && found.refreshToken == "r1")
         try tokens.save(TokenUpdate(accessToken: "a3", refresh: .remove), naming: naming, client: fixture.app)

@@ -105,6 +105,13 @@ public struct JSONWriter {
         afterValue = true
     }
 
+    /// A value already written as JSON text (a KV secret's stored data), copied as it is.
+    public mutating func rawJSON(_ text: UnsafeRawBufferPointer) {
+        separate()
+        bytes.append(contentsOf: text)
+        afterValue = true
+    }
+
     public mutating func integer(_ value: Int64) {
         separate()
         bytes.appendUTF8(String(value))

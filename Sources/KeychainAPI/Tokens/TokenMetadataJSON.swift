@@ -2,7 +2,7 @@ public import KeychainCore
 
 /// Token metadata as stored in an access token item's `generic` bytes: the UTF-8 JSON text
 /// `{"expiresAt":"2026-11-21T10:00:00.123Z"}`, with `"refreshBefore":60` when a refresh setting
-/// keeps the token (docs/decisions.md, "Tokens and client"). Members this version does not know
+/// keeps the token and `"version":3` counting the stores (docs/decisions.md, "Tokens and client"). Members this version does not know
 /// are skipped. Read on every token fetch, in place: no JSON value is built for `expiresAt`.
 public struct TokenMetadataJSON: TokenMetadataFormat {
     public init() {}
@@ -11,6 +11,7 @@ public struct TokenMetadataJSON: TokenMetadataFormat {
         JSONWriter.object(capacity: 48) { object in
             if let expiresAt = metadata.expiresAt { object.member("expiresAt", expiresAt) }
             if let refreshBefore = metadata.refreshBefore { object.member("refreshBefore", refreshBefore) }
+            if let version = metadata.version { object.member("version", version) }
         }
     }
 
@@ -32,6 +33,10 @@ public struct TokenMetadataJSON: TokenMetadataFormat {
                                 seconds <= RefreshSetting.maximumRefreshBefore
                             {
                                 metadata.refreshBefore = Int(seconds)
+                            }
+                        } else if key == "version" {
+                            if case .integer(let version) = try member.memberValue(), version > 0, version <= Int64(Int32.max) {
+                                metadata.version = Int(version)
                             }
                         } else {
                             _ = try member.memberValue()

@@ -30,12 +30,15 @@ public struct KVMetadata: Sendable, Equatable {
     public var oldestVersion: Int
     public var createdTime: Date
     public var updatedTime: Date
+    /// How many times the settings were written (`metadata/` writes; Vault's `current_metadata_version`).
+    public var metadataVersion: Int
 
     public init(
         maxVersions: Int = 0, casRequired: Bool = false, deleteVersionAfter: Int = 0,
         customMetadata: [String: String] = [:], currentVersion: Int = 0, oldestVersion: Int = 0,
-        createdTime: Date, updatedTime: Date
+        createdTime: Date, updatedTime: Date, metadataVersion: Int = 0
     ) {
+        self.metadataVersion = metadataVersion
         self.maxVersions = maxVersions
         self.casRequired = casRequired
         self.deleteVersionAfter = deleteVersionAfter

@@ -102,7 +102,10 @@ public final class RefreshSettingStore: Sendable {
         throws -> Bool
     {
         let naming = record.key.naming
-        let metadata = TokenMetadata(expiresAt: expiresAt, refreshBefore: record.setting.refreshBefore)
+        let keeper = Self.keeper(record.key.group)
+        let metadata = TokenMetadata(
+            expiresAt: expiresAt, refreshBefore: record.setting.refreshBefore,
+            version: try tokens.nextVersion(naming, client: keeper))
         var deleting = [tokens.query(naming, .accessToken), Self.query(record.key)]
         var adding = [tokens.newItem(naming, .accessToken, grant.accessToken, metadata: metadata), item(record)]
         if let refreshToken = grant.refreshToken {
@@ -110,8 +113,7 @@ public final class RefreshSettingStore: Sendable {
             adding.append(tokens.newItem(naming, .refreshToken, refreshToken, metadata: nil))
         }
         return try tokens.items.replace(
-            deleting: deleting, adding: adding, client: Self.keeper(record.key.group),
-            provided: { stored in try isCurrent(start, stored) }) != nil
+            deleting: deleting, adding: adding, client: keeper, provided: { stored in try isCurrent(start, stored) }) != nil
     }
 
     /// Stores the record's new state (an exchange's failure, a new `nextRefreshAt`) only if the

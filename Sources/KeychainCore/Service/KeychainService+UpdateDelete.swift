@@ -29,6 +29,7 @@ extension KeychainService {
             throw KeychainError.param("a certificate's bytes cannot be changed; delete and add it")
         }
         try checkAccessibility(update.attributes)
+        if update.attributes[.generic] == KVService.marker { throw Self.kvMarkerRefusal }
         let now = clock().truncatedToMilliseconds
         if query.itemClass == .identity {
             return try updateIdentities(query, update, groups: groups, now: now)
@@ -41,6 +42,7 @@ extension KeychainService {
                 var updated = item
                 updated.attributes.merge(update.attributes) { $1 }
                 try KeptRefreshTokens.refuseWrite(of: updated, by: client, in: transaction)
+                if KVService.isKVItem(item) { try self.writeThrough(update, to: item, now: now, in: transaction) }
             },
             { filter, transaction in try transaction.update(filter, with: changes) })
         guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
@@ -70,9 +72,12 @@ extension KeychainService {
             guard !identities.isEmpty else { throw KeychainError.itemNotFound(query.summary) }
             return identities.count
         }
-        let count = try writeVisible(filter(query, groups: groups), client: client) { filter, transaction in
-            try transaction.delete(filter)
-        }
+        let count = try writeVisible(
+            filter(query, groups: groups), client: client,
+            checking: { item, transaction in
+                if KVService.isKVItem(item) { try KVService.removeThrough(item, in: transaction) }
+            },
+            { filter, transaction in try transaction.delete(filter) })
         guard count > 0 else { throw KeychainError.itemNotFound(query.summary) }
         return count
     }
@@ -81,14 +86,17 @@ extension KeychainService {
     /// that `client` may change, in one transaction: on `filter` itself when it hides nothing
     /// from the client, else on each match the client sees, by its reference. A kept refresh
     /// token the client may not see is thus neither changed nor counted (`KeptRefreshTokens`).
-    /// `check` is shown each match the client sees before anything is written.
+    /// `check` is shown each match the client sees before anything is written (generic passwords
+    /// are read for it: any may be a KV secret's item).
     private func writeVisible(
         _ filter: ItemFilter, client: Client,
         checking check: (Item, any ItemOperations) throws -> Void = { _, _ in },
         _ write: (ItemFilter, any ItemOperations) throws -> Int
     ) throws -> Int {
         try store.transaction { transaction in
-            guard KeptRefreshTokens.mayHide(filter.itemClass, from: client) else { return try write(filter, transaction) }
+            guard KeptRefreshTokens.mayHide(filter.itemClass, from: client) || filter.itemClass == .genericPassword else {
+                return try write(filter, transaction)
+            }
             var visible: [Item] = []
             var hidesAny = false
             for item in try transaction.find(filter, limit: nil, after: nil, reading: .attributes).items {
@@ -109,4 +117,21 @@ extension KeychainService {
             return count
         }
     }
+
+    // MARK: - KV secrets' items
+
+    /// A native update of a KV secret's item: its data becomes a new version; its primary key and
+    /// marker stay (the path is the KV surface's to change).
+    private func writeThrough(_ update: ItemUpdate, to item: Item, now: Date, in transaction: any ItemOperations) throws {
+        for attribute in [Attribute.service, .account, .accessGroup, .generic] where update.attributes[attribute] != nil {
+            throw KeychainError.param(
+                "\"\(attribute.name)\" of a KV secret's item is the KV surface's: move the secret through /v1/<group>/data/")
+        }
+        if let data = update.secret {
+            try KVService.writeThrough(item, data: data, checkData: kvDataCheck, now: now, in: transaction)
+        }
+    }
+
+    static let kvMarkerRefusal = KeychainError.param(
+        "\"generic\" holds the value that marks a KV secret's item: write KV secrets through /v1/<group>/data/")
 }

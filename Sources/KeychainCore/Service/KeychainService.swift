@@ -14,10 +14,14 @@ public final class KeychainService: Sendable {
     public let maxPageBytes: Int?
     /// Seals the `next` cursors of answers and opens the `cursor` of queries.
     let cursors: PageCursorSeal
+    /// Whether data may be a KV secret's version (a JSON object; the API layer parses JSON). Nil:
+    /// a native update of a KV secret's data is refused.
+    let kvDataCheck: (@Sendable (SecretBytes) throws -> Void)?
 
     public init(
         store: any ItemStore, certificateParser: any CertificateParser, cursors: PageCursorSeal,
-        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil
+        clock: @escaping @Sendable () -> Date = { Date() }, pageSize: Int = 1000, maxPageBytes: Int? = nil,
+        kvDataCheck: (@Sendable (SecretBytes) throws -> Void)? = nil
     ) {
         precondition(pageSize > 0 && (maxPageBytes ?? 1) > 0)
         self.store = store
@@ -26,6 +30,7 @@ public final class KeychainService: Sendable {
         self.pageSize = pageSize
         self.maxPageBytes = maxPageBytes
         self.cursors = cursors
+        self.kvDataCheck = kvDataCheck
     }
 
     // MARK: - SecItemAdd
@@ -95,6 +100,7 @@ public final class KeychainService: Sendable {
         common[.creationDate] = .date(now)
         common[.modificationDate] = .date(now)
         try checkAccessibility(common)
+        if common[.generic] == KVService.marker { throw Self.kvMarkerRefusal }
         return common
     }
 

@@ -11,15 +11,19 @@ public struct TokenMetadata: Sendable, Equatable {
     /// refresher with the tokens it stores. Only a hint for the fetch: with none, a token with
     /// a refresh setting is refreshed when it has expired (and by the background refresher).
     public var refreshBefore: Int?
+    /// How many times tokens were stored under this name (a PUT, a refresh), counting this one:
+    /// the `metadata.version` of the Vault surface's `tokens/` paths. Nil: stored before versions.
+    public var version: Int?
 
     /// The longest an access token is stored as living, in seconds: ten years, whoever says how
     /// long (a PUT's `expiresIn`, a provider's `expires_in`), so that every expiry stays far
     /// inside what millisecond dates and RFC 3339's four-digit years hold.
     public static let maximumLifetime: Int64 = 10 * 366 * 24 * 3600
 
-    public init(expiresAt: Date? = nil, refreshBefore: Int? = nil) {
+    public init(expiresAt: Date? = nil, refreshBefore: Int? = nil, version: Int? = nil) {
         self.expiresAt = expiresAt
         self.refreshBefore = refreshBefore
+        self.version = version
     }
 }
 

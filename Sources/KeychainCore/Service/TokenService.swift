@@ -27,11 +27,19 @@ public final class TokenService: Sendable {
         public var refreshToken: String?
         public var expiresAt: Date?
         public var expired: Bool
+        /// Seconds before `expiresAt` a refresh setting renews the token; nil without a setting.
+        public var refreshBefore: Int?
+        /// How many times tokens were stored under this name (`TokenMetadata.version`); nil:
+        /// stored before keychaind counted.
+        public var version: Int?
+        /// When the access token was stored.
+        public var storedAt: Date?
     }
 
-    /// Adds or replaces the tokens in one transaction; returns how many old items were replaced.
+    /// Adds or replaces the tokens in one transaction; returns how many old items were replaced
+    /// and the store's `version`.
     @discardableResult
-    public func save(_ update: TokenUpdate, naming: TokenNaming, client: Client) throws -> Int {
+    public func save(_ update: TokenUpdate, naming: TokenNaming, client: Client) throws -> (replaced: Int, version: Int) {
         try BearerToken.check(update.accessToken, "accessToken")
         if case .set(let token) = update.refresh { try BearerToken.check(token, "refreshToken") }
         // Tokens a refresh setting keeps carry its refreshBefore, so that fetches refresh them ahead of expiry.
@@ -39,39 +47,73 @@ public final class TokenService: Sendable {
         if let refresher, let group = naming.accessGroup ?? client.accessGroups.first {
             refreshBefore = try refresher.refreshBefore(naming, group: group)
         }
-        var deleting = [query(naming, .accessToken)]
-        var adding = [
-            newItem(
-                naming, .accessToken, update.accessToken,
-                metadata: update.expiresAt.map { TokenMetadata(expiresAt: $0, refreshBefore: refreshBefore) }),
-        ]
-        switch update.refresh {
-        case .keep:
-            break
-        case .set(let token):
-            deleting.append(query(naming, .refreshToken))
-            adding.append(newItem(naming, .refreshToken, token, metadata: nil))
-        case .remove:
-            deleting.append(query(naming, .refreshToken))
+        // The version counts stores: the one read is still stored when the replace commits, or
+        // the replace is tried again (a bounded compare-and-swap against concurrent stores).
+        for _ in 0..<Self.versionAttempts {
+            let stored = try item(naming, .accessToken, client: client)
+            let version = (stored.flatMap(metadata(of:))?.version ?? 0) + 1
+            var deleting = [query(naming, .accessToken)]
+            var adding = [
+                newItem(
+                    naming, .accessToken, update.accessToken,
+                    metadata: TokenMetadata(
+                        expiresAt: update.expiresAt, refreshBefore: update.expiresAt == nil ? nil : refreshBefore,
+                        version: version)),
+            ]
+            switch update.refresh {
+            case .keep:
+                break
+            case .set(let token):
+                deleting.append(query(naming, .refreshToken))
+                adding.append(newItem(naming, .refreshToken, token, metadata: nil))
+            case .remove:
+                deleting.append(query(naming, .refreshToken))
+            }
+            guard
+                let replaced = try items.replace(
+                    deleting: deleting, adding: adding, client: client,
+                    provided: { try $0(query(naming, .accessToken))?.persistentRef == stored?.persistentRef })
+            else { continue }
+            if let refresher, refreshBefore != nil, let group = replaced.added.first?.item.accessGroup {
+                try refresher.tokensSaved(naming, group: group)
+            }
+            return (replaced.deleted, version)
         }
-        let replaced = try items.replace(deleting: deleting, adding: adding, client: client)
-        if let refresher, refreshBefore != nil, let group = replaced.added.first?.item.accessGroup {
-            try refresher.tokensSaved(naming, group: group)
-        }
-        return replaced.deleted
+        throw KeychainError.io("the tokens for \(Self.describe(naming)) changed under \(Self.versionAttempts) stores in a row")
     }
+
+    /// How many times a store is tried while others replace the same tokens.
+    private static let versionAttempts = 16
+
+    /// The next `TokenMetadata.version` for `naming`'s tokens (a refresh's store).
+    func nextVersion(_ naming: TokenNaming, client: Client) throws -> Int {
+        (try item(naming, .accessToken, client: client).flatMap(metadata(of:))?.version ?? 0) + 1
+    }
+
 
     /// Both tokens, refreshed first when due; errSecItemNotFound when no access token is stored.
     /// The refresh token of tokens a refresh setting keeps is answered to admin clients only
-    /// (the item search leaves it out for a client: `KeptRefreshTokens`).
-    public func tokens(_ naming: TokenNaming, client: Client, wait: ExchangeWait = .block) throws -> Tokens {
-        let access = try freshAccess(naming, client: client, wait: wait, answeringStored: true)
+    /// (the item search leaves it out for a client: `KeptRefreshTokens`). `answeringStored`: an
+    /// expired token whose refresh failed is answered as stored (else errSecItemNotFound, as
+    /// `authorization` answers).
+    public func tokens(
+        _ naming: TokenNaming, client: Client, wait: ExchangeWait = .block, answeringStored: Bool = true
+    ) throws -> Tokens {
+        let access = try freshAccess(naming, client: client, wait: wait, answeringStored: answeringStored)
+        if !answeringStored, access.expired, let expiresAt = access.expiresAt {
+            throw KeychainError.itemNotFound(
+                "the access token for \(Self.describe(naming)) expired at \(RFC3339.format(expiresAt))")
+        }
         let refresh = try item(naming, .refreshToken, client: client)
+        let metadata = metadata(of: access.item)
         return Tokens(
             accessToken: access.item.secret?.utf8String() ?? "",
             refreshToken: refresh.map { $0.secret?.utf8String() ?? "" },
             expiresAt: access.expiresAt,
-            expired: access.expired)
+            expired: access.expired,
+            refreshBefore: metadata?.refreshBefore,
+            version: metadata?.version,
+            storedAt: access.item[.modificationDate].flatMap { if case .date(let date) = $0 { date } else { nil } })
     }
 
     /// What `/authorization` answers: the header, and how long a caller may keep it.

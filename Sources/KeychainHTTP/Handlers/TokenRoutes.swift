@@ -12,8 +12,8 @@ extension Router {
         add(.put, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             let naming = try context.tokenNaming()
             let update = try TokenPutRequest(decoding: context.jsonBody()).update(now: tokens.items.clock())
-            let replaced = try tokens.save(update, naming: naming, client: context.caller)
-            return .json(StatusAnswer.tokensSaved(replaced: replaced, expiresAt: update.expiresAt))
+            let saved = try tokens.save(update, naming: naming, client: context.caller)
+            return .json(StatusAnswer.tokensSaved(replaced: saved.replaced, expiresAt: update.expiresAt))
         }
         add(.get, "/tokens/{service}", access: .client, audit: .pathParameters) { context in
             .json(TokensAnswer(try tokens.tokens(context.tokenNaming(), client: context.caller, wait: context.exchangeWait)))
