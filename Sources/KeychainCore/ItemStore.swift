@@ -25,9 +25,14 @@ public protocol ItemStore: ItemOperations, Sendable {
     func countByClass() throws -> [ItemClass: Int]
 }
 
-/// What can be done to items, on a store (each call its own transaction) or inside
-/// `ItemStore.transaction(_:)` (all calls one transaction).
-public protocol ItemOperations {
+/// What can be done to items and KV secrets (`KVOperations`), on a store (each call its own
+/// transaction) or inside `ItemStore.transaction(_:)` (all calls one transaction: a KV write and
+/// an item write in one commit together or not at all).
+///
+/// Inside a transaction, the KV operations on one secret are serialised with every other
+/// transaction's on it until commit (SQLite: one writer; PostgreSQL: a lock per secret taken by
+/// the first KV operation on it), so a read, a check and a write (check-and-set) are atomic.
+public protocol ItemOperations: KVOperations {
     /// Stores all of `items`, or none of them (a primary-key clash with a stored item or among
     /// `items` is errSecDuplicateItem).
     func add(_ items: [Item]) throws
@@ -69,6 +74,24 @@ extension ItemStore {
 
     public func delete(_ filter: ItemFilter) throws -> Int {
         try transaction { try $0.delete(filter) }
+    }
+
+    public func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
+        try transaction { try $0.kvPutMetadata(metadata, of: key) }
+    }
+
+    public func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws {
+        try transaction { try $0.kvPutVersion(version, of: key) }
+    }
+
+    @discardableResult
+    public func kvRemoveVersions(below number: Int, of key: KVSecretKey) throws -> Int {
+        try transaction { try $0.kvRemoveVersions(below: number, of: key) }
+    }
+
+    @discardableResult
+    public func kvRemove(_ key: KVSecretKey) throws -> Bool {
+        try transaction { try $0.kvRemove(key) }
     }
 }
 

@@ -113,7 +113,12 @@ extension DataDirectory {
         let backend = PGBackend(
             settings: settings, keyring: keyring, keyringStorage: storage, directory: self, state: state, heartbeat: heartbeat, logger: logger,
             quota: quota)
-        return Vault(backend: backend, keyring: keyring, directory: self, logger: logger)
+        do {
+            return try Vault(backend: backend, keyring: keyring, directory: self, logger: logger)
+        } catch {
+            backend.close()
+            throw DataDirectoryError(.io, "cannot open the PostgreSQL database: \(StoreErrors.keychainError(for: error))")
+        }
     }
 
     /// Applies the PostgreSQL migrations on `db`; a database a later release migrated is refused

@@ -51,6 +51,10 @@ package final class PGBackend: VaultBackend {
     package let refreshExchangeLock: (any RefreshExchangeLock)?
     package var sharesLockState: Bool { true }
 
+    package func clusterID() throws -> String {
+        try control.withConnection { db in try PGClusterState.clusterID(on: db) }
+    }
+
     package func olderLiveRelease() throws -> String? {
         let live = try control.withConnection { db in try PGClusterNodes.live(on: db) }
         guard let oldest = live.oldestRelease, oldest.compare(release, options: .numeric) == .orderedAscending else { return nil }

@@ -35,6 +35,13 @@ enum PGClusterState {
             tokensVersion: rows.int64(0, 3))
     }
 
+    /// The vault's cluster id (migration 7), the same for every node.
+    static func clusterID(on db: PGConnection) throws -> String {
+        let rows = try db.execute("SELECT cluster_id FROM cluster_state WHERE id = 1")
+        guard rows.count == 1 else { throw PostgreSQLError(sqlState: nil, message: "cluster_state has no row") }
+        return rows.text(0, 0)
+    }
+
     /// Bumps `counter` in the caller's transaction and announces it at commit.
     static func bump(_ counter: Counter, on db: PGConnection) throws {
         try db.execute("UPDATE cluster_state SET \(counter.rawValue) = \(counter.rawValue) + 1 WHERE id = 1")

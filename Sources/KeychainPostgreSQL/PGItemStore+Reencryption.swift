@@ -2,7 +2,7 @@ import KeychainCore
 import KeychainStore
 
 /// Re-encryption on PostgreSQL, as on SQLite (`SQLiteItemStore+Reencryption`): batches of secrets
-/// sealed under older terms re-sealed under the current one, then the terms that seal nothing
+/// (items', then the KV tables' values) sealed under older terms re-sealed under the current one, then the terms that seal nothing
 /// any more retired for every node. A secret's term is compared as the box holds it
 /// (`SealedBox.termStart`), whose byte-wise order is term order.
 extension PGItemStore: ReencryptingStore {
@@ -12,7 +12,7 @@ extension PGItemStore: ReencryptingStore {
                 Int(try db.execute(
                     "SELECT count(*) FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) < $1",
                     [Self.termBytes(term)]
-                ).int64(0, 0))
+                ).int64(0, 0)) + (try PGKVTable.countSealed(olderThan: term, on: db))
             }
         }
     }
@@ -28,7 +28,6 @@ extension PGItemStore: ReencryptingStore {
                         ORDER BY seq LIMIT $3 FOR UPDATE
                         """,
                         [.int8(afterSeq), Self.termBytes(term), .int8(Int64(limit))])
-                    guard rows.count > 0 else { return nil }
                     for row in 0..<rows.count {
                         guard let itemClass = ItemClass.storedByCode[rows.text(row, 1)],
                             let ref = PersistentRef(rows.text(row, 2))
@@ -39,7 +38,15 @@ extension PGItemStore: ReencryptingStore {
                             "UPDATE items SET secret = $1 WHERE seq = $2",
                             [.bytea(try keyring.seal(plaintext, binding: binding, reservingFrom: reservations)), .int8(rows.int64(row, 0))])
                     }
-                    return (rows.int64(rows.count - 1, 0), rows.count)
+                    let values = rows.count < limit
+                        ? try PGKVTable.sealed(olderThan: term, limit: limit - rows.count, on: db) : []
+                    for value in values {
+                        let plaintext = try keyring.open(value.box, binding: value.binding)
+                        try PGKVTable.replace(
+                            value, with: keyring.seal(plaintext, binding: value.binding, reservingFrom: reservations), on: db)
+                    }
+                    guard rows.count + values.count > 0 else { return nil }
+                    return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, rows.count + values.count)
                 }
             }
         } }
@@ -56,7 +63,7 @@ extension PGItemStore: ReencryptingStore {
                 try db.execute(
                     "SELECT 1 FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) = $1 LIMIT 1",
                     [Self.termBytes(term)]
-                ).count == 0
+                ).count == 0 && !PGKVTable.hasSealed(underTerm: term, on: db)
             }
             keyring.forget(retiredTerms: retired)
             return retired

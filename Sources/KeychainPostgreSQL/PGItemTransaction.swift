@@ -3,7 +3,8 @@ import KeychainStore
 
 /// The operations of one `PGItemStore.transaction`, on the thread's connection inside its open
 /// transaction: secrets sealed with the keyring (against the node's reserved encryptions), the
-/// same AAD binding as on SQLite, each group's usage settled before commit.
+/// same AAD binding as on SQLite (items' secrets and the KV values: `SealBinding`), each
+/// group's usage settled before commit.
 final class PGItemTransaction: ItemOperations {
     private let db: PGConnection
     private let keyring: Keyring
@@ -69,6 +70,100 @@ final class PGItemTransaction: ItemOperations {
             }
             return deleted.count
         }
+    }
+
+    // MARK: KV
+
+    /// Every KV operation on a secret first takes its lock (`PGKVTable.lock`), held until commit.
+    func kvMetadata(of key: KVSecretKey) throws -> KVMetadata? {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            return try Self.kvMetadata(of: key, keyring: keyring, on: db)
+        }
+    }
+
+    func kvVersions(of key: KVSecretKey) throws -> [KVVersion] {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            return try PGKVTable.versions(of: key, on: db)
+        }
+    }
+
+    func kvVersion(_ number: Int, of key: KVSecretKey) throws -> KVVersion? {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            return try Self.kvVersion(number, of: key, keyring: keyring, on: db)
+        }
+    }
+
+    func kvPaths(in group: String, prefix: String) throws -> [String] {
+        try run { try PGKVTable.paths(in: group, prefix: prefix, on: db) }
+    }
+
+    /// The custom metadata is sealed again on every write (bound to the secret's row); its bytes
+    /// move the group's attribute bytes.
+    func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            let sealed = try keyring.seal(
+                KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key),
+                reservingFrom: reservations)
+            let bytes = Int64(metadata.customMetadataBytes)
+            let previous = try PGKVTable.customMetadataBytes(of: key, on: db) ?? 0
+            try PGKVTable.putSecret(metadata, sealedCustomMetadata: sealed, customMetadataBytes: bytes, of: key, on: db)
+            usage.record(key.group, GroupUsage(attributeBytes: bytes - previous))
+        }
+    }
+
+    func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            guard try PGKVTable.customMetadataBytes(of: key, on: db) != nil else {
+                throw KeychainError.param("KV secret \(key) has no metadata")
+            }
+            let stored = try PGKVTable.version(version.number, of: key, on: db)
+            let data = try KVVersionData.toStore(version, of: key, replacing: stored.map { ($0.sealedData, $0.dataBytes) }) {
+                try keyring.seal($0, binding: $1, reservingFrom: reservations)
+            }
+            try PGKVTable.putVersion(version, sealedData: data.box, dataBytes: data.bytes, of: key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: data.bytes - (stored?.dataBytes ?? 0)))
+        }
+    }
+
+    func kvRemoveVersions(below number: Int, of key: KVSecretKey) throws -> Int {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            let removed = try PGKVTable.deleteVersions(below: number, of: key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: -removed.dataBytes))
+            return removed.count
+        }
+    }
+
+    func kvRemove(_ key: KVSecretKey) throws -> Bool {
+        try run {
+            try PGKVTable.lock(key, on: db)
+            let versions = try PGKVTable.deleteVersions(of: key, on: db)
+            let customMetadataBytes = try PGKVTable.deleteSecret(key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: -versions.dataBytes, attributeBytes: -(customMetadataBytes ?? 0)))
+            return customMetadataBytes != nil
+        }
+    }
+
+    /// A secret's metadata on `db`, its custom metadata opened.
+    static func kvMetadata(of key: KVSecretKey, keyring: Keyring, on db: PGConnection) throws -> KVMetadata? {
+        guard let row = try PGKVTable.secret(key, on: db) else { return nil }
+        var metadata = row.metadata
+        metadata.customMetadata = try KVCustomMetadataEncoding.decode(
+            keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        return metadata
+    }
+
+    /// A kept version on `db`, its data opened.
+    static func kvVersion(_ number: Int, of key: KVSecretKey, keyring: Keyring, on db: PGConnection) throws -> KVVersion? {
+        guard let row = try PGKVTable.version(number, of: key, on: db) else { return nil }
+        var version = row.version
+        version.data = try row.sealedData.map { try keyring.open($0, binding: .kvVersion(key, number: number)) }
+        return version
     }
 
     /// Writes the usage changes and checks them against `quota`, as the last operation before commit.

@@ -263,4 +263,41 @@ extension PGMigrations {
             FOR EACH ROW WHEN (OLD.login_role IS NOT NULL) EXECUTE FUNCTION login_tokens_counted();
         ALTER TABLE cluster_state ADD COLUMN tokens_version bigint NOT NULL DEFAULT 0;
         """#
+
+    /// Migration 7: KV version 2 history and the vault's identity, as SQLite's migration 6:
+    /// `kv_secrets` and `kv_versions` (`PGKVTable`), their group and path in the "C" collation,
+    /// so that the primary key orders paths by their bytes (a prefix listing reads it in order);
+    /// a secret's versions go with it (foreign key, ON DELETE CASCADE, besides the store removing
+    /// them to give their bytes back). `cluster_state.cluster_id` is the vault's cluster id, a
+    /// random UUID made here once for every node sharing the database.
+    static let version7 = #"""
+        CREATE TABLE kv_secrets (
+            access_group text COLLATE "C" NOT NULL,
+            path text COLLATE "C" NOT NULL,
+            max_versions bigint NOT NULL,
+            cas_required boolean NOT NULL,
+            delete_version_after bigint NOT NULL,
+            custom_metadata bytea NOT NULL,
+            custom_metadata_bytes bigint NOT NULL,
+            current_version bigint NOT NULL,
+            oldest_version bigint NOT NULL,
+            created_time bigint NOT NULL,
+            updated_time bigint NOT NULL,
+            PRIMARY KEY (access_group, path)
+        );
+        CREATE TABLE kv_versions (
+            access_group text COLLATE "C" NOT NULL,
+            path text COLLATE "C" NOT NULL,
+            version bigint NOT NULL,
+            created_time bigint NOT NULL,
+            deletion_time bigint,
+            destroyed boolean NOT NULL,
+            data bytea,
+            data_bytes bigint NOT NULL,
+            PRIMARY KEY (access_group, path, version),
+            FOREIGN KEY (access_group, path) REFERENCES kv_secrets ON DELETE CASCADE
+        );
+        ALTER TABLE cluster_state ADD COLUMN cluster_id text NOT NULL DEFAULT gen_random_uuid()::text;
+        ALTER TABLE cluster_state ALTER COLUMN cluster_id DROP DEFAULT;
+        """#
 }

@@ -92,7 +92,7 @@ extension DataDirectory {
             do {
                 let keyring = try Keyring.locked(
                 storage: KeyringTable(pool: pool), source: masterKeySource, threshold: rotationThreshold, logger: logger)
-                return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
+                return try Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
             } catch {
                 pool.close()
                 throw damaged(error)
@@ -110,7 +110,7 @@ extension DataDirectory {
             let masterKey = try resolveMasterKey(candidateKey, storage: KeyringTable(pool: pool), logger: logger)
             let keyring = try Keyring.unlock(
                 storage: KeyringTable(pool: pool), masterKey: masterKey, source: masterKeySource, threshold: rotationThreshold, logger: logger)
-            return Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
+            return try Vault(pool: pool, keyring: keyring, directory: self, logger: logger, quota: quota)
         } catch let error as KeychainError where error.code == .authFailed {
             pool.close()
             throw DataDirectoryError(

@@ -219,4 +219,49 @@ extension Migrations {
             UPDATE login_roles SET tokens = tokens - 1 WHERE name = old.login_role;
         END;
         """#
+
+    /// Migration 6: KV version 2 history (`KVTable`) and the vault's identity. `kv_secrets` holds
+    /// a secret's metadata, its custom metadata sealed (`custom_metadata`, bound to the table,
+    /// group and path) and that metadata's bytes (`custom_metadata_bytes`, counted in the group's
+    /// attribute bytes); `kv_versions` one row per kept version, its data sealed (NULL once
+    /// destroyed; bound to the table, group, path and number) and the data's bytes (`data_bytes`,
+    /// counted in the group's secret bytes), so that a removal gives usage back without unsealing.
+    /// A secret's versions are removed with it by the store (no foreign keys on SQLite). Dates are
+    /// milliseconds since 1970, as the items' and tokens'. `vault_identity` holds the vault's
+    /// cluster id, a random UUID (version 4, lowercase) made here, for a new database or an old one.
+    static let version6 = #"""
+        CREATE TABLE kv_secrets (
+            access_group TEXT NOT NULL,
+            path TEXT NOT NULL,
+            max_versions INTEGER NOT NULL,
+            cas_required INTEGER NOT NULL,
+            delete_version_after INTEGER NOT NULL,
+            custom_metadata BLOB NOT NULL,
+            custom_metadata_bytes INTEGER NOT NULL,
+            current_version INTEGER NOT NULL,
+            oldest_version INTEGER NOT NULL,
+            created_time INTEGER NOT NULL,
+            updated_time INTEGER NOT NULL,
+            PRIMARY KEY (access_group, path)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE kv_versions (
+            access_group TEXT NOT NULL,
+            path TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            created_time INTEGER NOT NULL,
+            deletion_time INTEGER,
+            destroyed INTEGER NOT NULL,
+            data BLOB,
+            data_bytes INTEGER NOT NULL,
+            PRIMARY KEY (access_group, path, version)
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE vault_identity (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            cluster_id TEXT NOT NULL
+        ) STRICT;
+        INSERT INTO vault_identity (id, cluster_id)
+            SELECT 1, substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-'
+                || substr('89ab', 1 + (random() & 3), 1) || substr(h, 18, 3) || '-' || substr(h, 21, 12)
+            FROM (SELECT lower(hex(randomblob(16))) AS h);
+        """#
 }

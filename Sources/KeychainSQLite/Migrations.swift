@@ -9,6 +9,7 @@ enum Migrations {
         (3, version3),
         (4, version4),
         (5, version5),
+        (6, version6),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -20,6 +20,13 @@ package final class SQLiteBackend: VaultBackend {
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package func clusterID() throws -> String {
+        guard let id = try pool.read({ db in try db.scalarText("SELECT cluster_id FROM vault_identity WHERE id = 1") }) else {
+            throw KeychainError.io("the database has no cluster id (vault_identity is empty)")
+        }
+        return id
+    }
+
     package func olderLiveRelease() -> String? { nil }
     package var keyringStorage: any KeyringStorage { KeyringTable(pool: pool) }
     package var commitStatistics: CommitStatistics { itemStore.commitStatistics }
@@ -43,8 +50,8 @@ extension Vault {
     package convenience init(
         pool: ConnectionPool, keyring: Keyring, directory: DataDirectory? = nil, logger: Logger,
         quota: GroupQuota = .unlimited
-    ) {
-        self.init(
+    ) throws {
+        try self.init(
             backend: SQLiteBackend(pool: pool, keyring: keyring, logger: logger, quota: quota), keyring: keyring,
             directory: directory, logger: logger)
     }

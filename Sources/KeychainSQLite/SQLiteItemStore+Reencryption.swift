@@ -2,13 +2,19 @@ import KeychainCore
 import KeychainStore
 
 extension SQLiteItemStore: ReencryptingStore {
-    /// How many stored secrets are sealed under a term older than `term`. Needs no key.
+    /// How many stored secrets (items' and the KV tables' sealed values) are sealed under a term
+    /// older than `term`. Needs no key.
     package func countSecrets(olderThan term: UInt32) throws -> Int {
-        try StoreErrors.map { try pool.read { db in try ItemTable.countSecrets(olderThan: term, on: db) } }
+        try StoreErrors.map {
+            try pool.read { db in
+                try ItemTable.countSecrets(olderThan: term, on: db) + KVTable.countSealed(olderThan: term, on: db)
+            }
+        }
     }
 
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
-    /// term, in one transaction, in `seq` order after `afterSeq`. Returns the last `seq` visited
+    /// term, in one transaction: items' in `seq` order after `afterSeq`, then, once they are
+    /// done, the KV tables' values. Returns the last item `seq` visited (`afterSeq` when none)
     /// and how many were re-sealed, or nil when none is left.
     package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
         try StoreErrors.map { try keyring.withKeys {
@@ -16,14 +22,20 @@ extension SQLiteItemStore: ReencryptingStore {
                 try keyring.transaction(on: db) { () -> (lastSeq: Int64, count: Int)? in
                     try keyring.prepareForSealing(limit, on: db)
                     let secrets = try ItemTable.secrets(olderThan: term, after: afterSeq, limit: limit, on: db)
-                    guard let last = secrets.last else { return nil }
                     for secret in secrets {
                         let binding = SealBinding(
                             itemClass: secret.itemClass, persistentRef: secret.persistentRef, accessGroup: secret.accessGroup)
                         let plaintext = try keyring.open(secret.box, binding: binding)
                         try ItemTable.replaceSecret(of: secret.seq, with: keyring.seal(plaintext, binding: binding, on: db), on: db)
                     }
-                    return (last.seq, secrets.count)
+                    let values = secrets.count < limit
+                        ? try KVTable.sealed(olderThan: term, limit: limit - secrets.count, on: db) : []
+                    for value in values {
+                        let plaintext = try keyring.open(value.box, binding: value.binding)
+                        try KVTable.replace(value, with: keyring.seal(plaintext, binding: value.binding, on: db), on: db)
+                    }
+                    guard secrets.count + values.count > 0 else { return nil }
+                    return (secrets.last?.seq ?? afterSeq, secrets.count + values.count)
                 }
             }
         } }
@@ -41,7 +53,8 @@ extension SQLiteItemStore: ReencryptingStore {
             let retired = try pool.write { db in
                 try db.transaction {
                     var retired: [UInt32] = []
-                    for candidate in candidates where try !ItemTable.hasSecrets(underTerm: candidate, on: db) {
+                    for candidate in candidates
+                    where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db) {
                         try KeyringTable.deleteTerm(candidate, on: db)
                         retired.append(candidate)
                     }

@@ -3,7 +3,8 @@ import KeychainStore
 
 /// The operations of one `SQLiteItemStore.transaction`, on the writer connection inside the open
 /// write transaction of its batch (in a savepoint when the batch has several): secrets sealed with the keyring (AES-256-GCM, bound to the item's class,
-/// persistent reference and access group), the lookup map kept a superset of the rows.
+/// persistent reference and access group; a KV version's data to its secret and number, a KV
+/// secret's custom metadata to the secret: `SealBinding`), the lookup map kept a superset of the rows.
 ///
 /// A row is listed in the lookup map when it is written (before any reader can see it) and
 /// unlisted only once the transaction has committed (`unlisted`), unless a later write in it
@@ -106,6 +107,87 @@ final class SQLiteItemTransaction: ItemOperations {
             }
             return deleted.count
         }
+    }
+
+    // MARK: KV
+
+    func kvMetadata(of key: KVSecretKey) throws -> KVMetadata? {
+        try run { try Self.kvMetadata(of: key, keyring: keyring, on: db) }
+    }
+
+    func kvVersions(of key: KVSecretKey) throws -> [KVVersion] {
+        try run { try KVTable.versions(of: key, on: db) }
+    }
+
+    func kvVersion(_ number: Int, of key: KVSecretKey) throws -> KVVersion? {
+        try run { try Self.kvVersion(number, of: key, keyring: keyring, on: db) }
+    }
+
+    func kvPaths(in group: String, prefix: String) throws -> [String] {
+        try run { try KVTable.paths(in: group, prefix: prefix, on: db) }
+    }
+
+    /// The custom metadata is sealed again on every write (bound to the secret's row); its bytes
+    /// move the group's attribute bytes.
+    func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
+        try run {
+            try keyring.prepareForSealing(1, on: db)
+            let sealed = try keyring.seal(
+                KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key), on: db)
+            let bytes = Int64(metadata.customMetadataBytes)
+            let previous = try KVTable.customMetadataBytes(of: key, on: db) ?? 0
+            try KVTable.putSecret(metadata, sealedCustomMetadata: sealed, customMetadataBytes: bytes, of: key, on: db)
+            usage.record(key.group, GroupUsage(attributeBytes: bytes - previous))
+        }
+    }
+
+    func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws {
+        try run {
+            guard try KVTable.customMetadataBytes(of: key, on: db) != nil else {
+                throw KeychainError.param("KV secret \(key) has no metadata")
+            }
+            let stored = try KVTable.version(version.number, of: key, on: db)
+            let data = try KVVersionData.toStore(version, of: key, replacing: stored.map { ($0.sealedData, $0.dataBytes) }) {
+                try keyring.prepareForSealing(1, on: db)
+                return try keyring.seal($0, binding: $1, on: db)
+            }
+            try KVTable.putVersion(version, sealedData: data.box, dataBytes: data.bytes, of: key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: data.bytes - (stored?.dataBytes ?? 0)))
+        }
+    }
+
+    func kvRemoveVersions(below number: Int, of key: KVSecretKey) throws -> Int {
+        try run {
+            let removed = try KVTable.deleteVersions(below: number, of: key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: -removed.dataBytes))
+            return removed.count
+        }
+    }
+
+    func kvRemove(_ key: KVSecretKey) throws -> Bool {
+        try run {
+            let versions = try KVTable.deleteVersions(of: key, on: db)
+            let customMetadataBytes = try KVTable.deleteSecret(key, on: db)
+            usage.record(key.group, GroupUsage(secretBytes: -versions.dataBytes, attributeBytes: -(customMetadataBytes ?? 0)))
+            return customMetadataBytes != nil
+        }
+    }
+
+    /// A secret's metadata on `db`, its custom metadata opened.
+    static func kvMetadata(of key: KVSecretKey, keyring: Keyring, on db: SQLiteConnection) throws -> KVMetadata? {
+        guard let row = try KVTable.secret(key, on: db) else { return nil }
+        var metadata = row.metadata
+        metadata.customMetadata = try KVCustomMetadataEncoding.decode(
+            keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        return metadata
+    }
+
+    /// A kept version on `db`, its data opened.
+    static func kvVersion(_ number: Int, of key: KVSecretKey, keyring: Keyring, on db: SQLiteConnection) throws -> KVVersion? {
+        guard let row = try KVTable.version(number, of: key, on: db) else { return nil }
+        var version = row.version
+        version.data = try row.sealedData.map { try keyring.open($0, binding: .kvVersion(key, number: number)) }
+        return version
     }
 
     private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }

@@ -58,13 +58,15 @@ final class Reencryptions: Sendable {
     }
 }
 
-/// What a re-encryption does to a store, on either backend.
+/// What a re-encryption does to a store, on either backend. A secret is any sealed value: an
+/// item's secret, a KV version's data, a KV secret's custom metadata.
 package protocol ReencryptingStore: Sendable {
     /// How many stored secrets are sealed under a term older than `term`. Needs no key.
     func countSecrets(olderThan term: UInt32) throws -> Int
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
-    /// term, in one transaction, in `seq` order after `afterSeq`. Returns the last `seq` visited
-    /// and how many were re-sealed, or nil when none is left.
+    /// term, in one transaction: items' in `seq` order after `afterSeq`, then the KV values (a
+    /// value re-sealed leaves the selection, so they need no cursor). Returns the last item `seq`
+    /// visited (`afterSeq` once items are done) and how many were re-sealed, or nil when none is left.
     func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)?
     /// Retires the terms older than `term` that seal nothing any more; returns them.
     func retireTerms(olderThan term: UInt32) throws -> [UInt32]

@@ -20,6 +20,9 @@ public final class Vault: VaultAdministration {
     /// `unlock()` and `rekey()` then answer errSecUnimplemented).
     package let directory: DataDirectory?
     package let logger: Logger
+    /// The vault's identity, read from the database when it opens: a random UUID (lowercase
+    /// 8-4-4-4-12) made once when the database was made or migrated, the same on every node.
+    public let clusterID: String
 
     struct Backups {
         var last: Date?
@@ -32,11 +35,12 @@ public final class Vault: VaultAdministration {
     /// seals under a key derived from it).
     let keyFileOperations = Mutex(())
 
-    package init(backend: any VaultBackend, keyring: Keyring, directory: DataDirectory?, logger: Logger) {
+    package init(backend: any VaultBackend, keyring: Keyring, directory: DataDirectory?, logger: Logger) throws {
         self.backend = backend
         self.keyring = keyring
         self.directory = directory
         self.logger = logger
+        clusterID = try StoreErrors.map { try backend.clusterID() }
         reencryptions = Reencryptions(store: backend.items, logger: logger)
     }
 

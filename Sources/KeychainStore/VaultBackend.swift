@@ -20,6 +20,10 @@ package protocol VaultBackend: Sendable {
     /// Whether the lock state is shared by several nodes (recorded by `recordLocked`).
     var sharesLockState: Bool { get }
 
+    /// The vault's cluster id: a random UUID (lowercase 8-4-4-4-12) made once with the database,
+    /// the same for every node sharing it.
+    func clusterID() throws -> String
+
     /// The release of a live node older than this one, when one shares the database (a rolling
     /// upgrade under way); nil with one node.
     func olderLiveRelease() throws -> String?

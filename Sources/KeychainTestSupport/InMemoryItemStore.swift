@@ -35,6 +35,18 @@ public final class InMemoryItemStore: ItemStore {
         }
     }
 
+    public func kvMetadata(of key: KVSecretKey) throws -> KVMetadata? { state.withLock { $0.kv.metadata(of: key) } }
+
+    public func kvVersions(of key: KVSecretKey) throws -> [KVVersion] { state.withLock { $0.kv.versions(of: key) } }
+
+    public func kvVersion(_ number: Int, of key: KVSecretKey) throws -> KVVersion? {
+        state.withLock { $0.kv.version(number, of: key) }
+    }
+
+    public func kvPaths(in group: String, prefix: String) throws -> [String] {
+        state.withLock { $0.kv.paths(in: group, prefix: prefix) }
+    }
+
     /// The operations of one transaction, on its own copy of the rows.
     private final class Transaction: ItemOperations {
         var rows: Rows
@@ -56,6 +68,24 @@ public final class InMemoryItemStore: ItemStore {
         }
 
         func delete(_ filter: ItemFilter) throws -> Int { try run { rows.delete(filter) } }
+
+        func kvMetadata(of key: KVSecretKey) throws -> KVMetadata? { try run { rows.kv.metadata(of: key) } }
+
+        func kvVersions(of key: KVSecretKey) throws -> [KVVersion] { try run { rows.kv.versions(of: key) } }
+
+        func kvVersion(_ number: Int, of key: KVSecretKey) throws -> KVVersion? { try run { rows.kv.version(number, of: key) } }
+
+        func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws { try run { rows.kv.put(metadata, of: key) } }
+
+        func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws { try run { try rows.kv.put(version, of: key) } }
+
+        func kvRemoveVersions(below number: Int, of key: KVSecretKey) throws -> Int {
+            try run { rows.kv.removeVersions(below: number, of: key) }
+        }
+
+        func kvRemove(_ key: KVSecretKey) throws -> Bool { try run { rows.kv.remove(key) } }
+
+        func kvPaths(in group: String, prefix: String) throws -> [String] { try run { rows.kv.paths(in: group, prefix: prefix) } }
 
         private func run<T>(_ operation: () throws -> T) throws -> T {
             if let failure { throw failure }
@@ -79,6 +109,7 @@ private struct Rows {
 
     var rows: [Row] = []
     var nextSequence: Int64 = 1
+    var kv = KVSecrets()
 
     mutating func add(_ items: [Item]) throws {
         var keys = Set(rows.map { PrimaryKey($0.item) })
@@ -146,5 +177,74 @@ private struct Rows {
             itemClass = item.itemClass
             values = item.primaryKey
         }
+    }
+}
+
+/// The KV secrets, each with its metadata and kept versions, by group and path compared by their
+/// bytes (as the databases compare them, not by Unicode equivalence as `String` does).
+private struct KVSecrets {
+    struct Key: Hashable {
+        let group: [UInt8]
+        let path: [UInt8]
+        init(_ key: KVSecretKey) {
+            group = Array(key.group.utf8)
+            path = Array(key.path.utf8)
+        }
+    }
+
+    struct Secret {
+        var metadata: KVMetadata
+        var versions: [Int: KVVersion] = [:]
+    }
+
+    var secrets: [Key: Secret] = [:]
+
+    func metadata(of key: KVSecretKey) -> KVMetadata? { secrets[Key(key)]?.metadata }
+
+    func versions(of key: KVSecretKey) -> [KVVersion] {
+        (secrets[Key(key)]?.versions.values ?? [:].values).sorted { $0.number < $1.number }.map { version in
+            var version = version
+            version.data = nil
+            return version
+        }
+    }
+
+    func version(_ number: Int, of key: KVSecretKey) -> KVVersion? { secrets[Key(key)]?.versions[number] }
+
+    mutating func put(_ metadata: KVMetadata, of key: KVSecretKey) {
+        secrets[Key(key), default: Secret(metadata: metadata)].metadata = metadata
+    }
+
+    /// As every store keeps it (`KVOperations.kvPutVersion`): no data once destroyed, a kept
+    /// version's data when none is given.
+    mutating func put(_ version: KVVersion, of key: KVSecretKey) throws {
+        guard var secret = secrets[Key(key)] else { throw KeychainError.param("KV secret \(key) has no metadata") }
+        var stored = version
+        if version.destroyed {
+            stored.data = nil
+        } else if version.data == nil {
+            guard let kept = secret.versions[version.number] else {
+                throw KeychainError.param("KV secret \(key): a new version \(version.number) needs its data")
+            }
+            stored.data = kept.data
+        }
+        secret.versions[version.number] = stored
+        secrets[Key(key)] = secret
+    }
+
+    mutating func removeVersions(below number: Int, of key: KVSecretKey) -> Int {
+        guard var secret = secrets[Key(key)] else { return 0 }
+        let removed = secret.versions.keys.filter { $0 < number }
+        for version in removed { secret.versions[version] = nil }
+        secrets[Key(key)] = secret
+        return removed.count
+    }
+
+    mutating func remove(_ key: KVSecretKey) -> Bool { secrets.removeValue(forKey: Key(key)) != nil }
+
+    func paths(in group: String, prefix: String) -> [String] {
+        let group = Array(group.utf8), prefix = Array(prefix.utf8)
+        return secrets.keys.filter { $0.group == group && $0.path.starts(with: prefix) }.map(\.path)
+            .sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
     }
 }

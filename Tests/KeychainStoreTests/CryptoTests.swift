@@ -176,10 +176,14 @@ struct CryptoTests {
         let fixture = try VaultFixture()
         let keyring = fixture.vault.keyring
         let (binding, box) = try Self.seal("s", in: fixture)
-        let others = [
+        guard case .item(_, let ref, _) = binding else { preconditionFailure("an item's binding") }
+        let others: [SealBinding] = [
             SealBinding(itemClass: .genericPassword, persistentRef: .random(), accessGroup: "g1"),
-            SealBinding(itemClass: .genericPassword, persistentRef: binding.persistentRef, accessGroup: "g2"),
-            SealBinding(itemClass: .internetPassword, persistentRef: binding.persistentRef, accessGroup: "g1"),
+            SealBinding(itemClass: .genericPassword, persistentRef: ref, accessGroup: "g2"),
+            SealBinding(itemClass: .internetPassword, persistentRef: ref, accessGroup: "g1"),
+            // The same names in a KV row's binding (another table's label).
+            .kvVersion(KVSecretKey(group: "g1", path: ref.rawValue), number: 1),
+            .kvCustomMetadata(KVSecretKey(group: "g1", path: ref.rawValue)),
         ]
         for other in others {
             #expect(throws: KeychainError.decode("stored secret failed authentication")) {

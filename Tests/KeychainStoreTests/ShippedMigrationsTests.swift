@@ -16,6 +16,7 @@ import Testing
         3: "6a749e23b988c08085c3d27fbd36a5067d7d5851ba4272ce17faa0c42104b81b",
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
         5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
+        6: "42308b0e985bbaa740de32477cd4784e90d6f5ed39df7960d0e74740d7e1ed4b",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -25,6 +26,7 @@ import Testing
         4: "0b88d751cfec46e9e879a1403649ad5a1ad18c5ff0e78e8949bb9ed0d544001b",
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
         6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
+        7: "bd4a4eddd416d2ae2686ea1c9f3d34e538aa2ff9ee76a3aa26b38f8e7c517f54",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

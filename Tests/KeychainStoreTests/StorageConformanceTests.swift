@@ -52,6 +52,11 @@ struct InMemoryConformanceTests {
     @Test func clientStore() throws {
         try ClientStoreConformance { (InMemoryClientStore(), nil) }.run()
     }
+
+    @Test(arguments: KVConformance.Check.allCases)
+    func kv(check: KVConformance.Check) throws {
+        try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
+    }
 }
 
 @Suite("Conformance: SQLite")
@@ -98,6 +103,44 @@ struct SQLiteConformanceTests {
                     return try fixture.dataDirectory.open(logger: quietLogger)
                 }, keepAlive: fixture)
         }.run()
+    }
+
+    /// `SQLiteItemStore` over a vault's database on file: its usage is `group_usage`'s row, its
+    /// raw bytes the database file and its WAL.
+    @Test(arguments: KVConformance.Check.allCases)
+    func kv(check: KVConformance.Check) throws {
+        try KVConformance { quota in
+            let fixture = try VaultFixture()
+            let pool = try #require(fixture.vault.sqlitePool)
+            let keyring = fixture.vault.keyring
+            let store = SQLiteItemStore(pool: pool, keyring: keyring, logger: quietLogger, quota: quota)
+            let path = fixture.dataDirectory.databasePath
+            let run = { (sql: String, values: [SQLiteValue]) in _ = try pool.write { db in try db.execute(sql, values) } }
+            let database = KVConformance.Database(
+                rawBytes: {
+                    [path, path + "-wal"].flatMap { FileManager.default.contents(atPath: $0).map(Array.init) ?? [] }
+                },
+                copyData: { from, fromVersion, to, toVersion in
+                    try run(
+                        """
+                        UPDATE kv_versions SET data = (SELECT data FROM kv_versions WHERE access_group = ? AND path = ? AND version = ?)
+                        WHERE access_group = ? AND path = ? AND version = ?
+                        """,
+                        [.text(from.group), .text(from.path), .integer(Int64(fromVersion)), .text(to.group), .text(to.path),
+                         .integer(Int64(toVersion))])
+                },
+                copyCustomMetadata: { from, to in
+                    try run(
+                        """
+                        UPDATE kv_secrets SET custom_metadata = (SELECT custom_metadata FROM kv_secrets WHERE access_group = ? AND path = ?)
+                        WHERE access_group = ? AND path = ?
+                        """,
+                        [.text(from.group), .text(from.path), .text(to.group), .text(to.path)])
+                })
+            return .init(
+                store: store, usage: { group in try pool.read { try GroupUsageTable.usage(of: group, on: $0) } },
+                database: database, reencryption: .init(rotate: { try keyring.rotate() }, store: store), keepAlive: fixture)
+        }.run(check)
     }
 
     /// One node: no lock, the refresher's single flight is the lock.
@@ -169,15 +212,47 @@ struct PostgreSQLConformanceTests {
                 withQuota: {
                     PGItemStore(connections: store.connections, keyring: store.keyring, reservations: store.reservations, quota: $0)
                 },
-                usage: { group in
+                usage: database.usage, keepAlive: nil)
+        }.run()
+    }
+
+    /// `PGItemStore` over a schema of its own; its raw bytes are the KV tables' rows as stored.
+    @Test(arguments: KVConformance.Check.allCases)
+    func kv(check: KVConformance.Check) throws {
+        try KVConformance { quota in
+            let database = try PGTestDatabase()
+            let store = try database.itemStore(quota: quota)
+            let run = { (sql: String, values: [PGValue]) in _ = try database.connect().execute(sql, values) }
+            let kvDatabase = KVConformance.Database(
+                rawBytes: {
                     let rows = try database.connect().execute(
                         """
-                        SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(secret_bytes), 0)::bigint,
-                            coalesce(sum(attribute_bytes), 0)::bigint FROM group_usage WHERE access_group = $1
-                        """, [.text(group)])
-                    return GroupUsage(items: rows.int64(0, 0), secretBytes: rows.int64(0, 1), attributeBytes: rows.int64(0, 2))
-                }, keepAlive: nil)
-        }.run()
+                        SELECT convert_to(access_group || path, 'UTF8') || coalesce(data, '\\x'::bytea) FROM kv_versions
+                        UNION ALL SELECT convert_to(access_group || path, 'UTF8') || custom_metadata FROM kv_secrets
+                        """)
+                    return (0..<rows.count).flatMap { rows.bytes($0, 0) }
+                },
+                copyData: { from, fromVersion, to, toVersion in
+                    try run(
+                        """
+                        UPDATE kv_versions SET data = (SELECT data FROM kv_versions WHERE access_group = $1 AND path = $2 AND version = $3)
+                        WHERE access_group = $4 AND path = $5 AND version = $6
+                        """,
+                        [.text(from.group), .text(from.path), .int8(Int64(fromVersion)), .text(to.group), .text(to.path),
+                         .int8(Int64(toVersion))])
+                },
+                copyCustomMetadata: { from, to in
+                    try run(
+                        """
+                        UPDATE kv_secrets SET custom_metadata = (SELECT custom_metadata FROM kv_secrets WHERE access_group = $1 AND path = $2)
+                        WHERE access_group = $3 AND path = $4
+                        """,
+                        [.text(from.group), .text(from.path), .text(to.group), .text(to.path)])
+                })
+            return .init(
+                store: store, usage: database.usage, database: kvDatabase,
+                reencryption: .init(rotate: { try store.keyring.rotate() }, store: store), keepAlive: nil)
+        }.run(check)
     }
 
     /// Two nodes' vaults over one database, each with the lock it gives the refresher.

@@ -99,10 +99,13 @@ public protocol KVOperations {
     func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws
 
     /// Writes one version (a new one, or a kept one's deletion time, destroyed flag and data),
-    /// for a secret whose metadata exists.
+    /// for a secret whose metadata exists (else errSecParam). A destroyed version keeps no data;
+    /// nil data leaves a kept version's data as it is, and is errSecParam for a new one that is
+    /// not destroyed. The metadata is not changed (`currentVersion` is the caller's to write).
     func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws
 
-    /// Removes the versions numbered below `number`; returns how many.
+    /// Removes the versions numbered below `number`; returns how many. The metadata is not
+    /// changed (`oldestVersion` is the caller's to write).
     @discardableResult
     func kvRemoveVersions(below number: Int, of key: KVSecretKey) throws -> Int
 

@@ -237,12 +237,9 @@ public final class Keyring: Sendable {
             }
             return try SealedBox.open(box, cipher: cipher, binding: binding)
         } catch let error as CryptoError {
-            logger.error(
-                "stored secret fails to open",
-                metadata: [
-                    "class": "\(binding.itemClass.rawValue)", "persistentRef": "\(binding.persistentRef.rawValue)",
-                    "reason": "\(error)",
-                ])
+            var metadata = binding.logMetadata.mapValues { Logger.MetadataValue.string($0) }
+            metadata["reason"] = "\(error)"
+            logger.error("stored secret fails to open", metadata: metadata)
             throw error.keychainError
         }
     }

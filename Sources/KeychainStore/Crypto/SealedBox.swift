@@ -1,39 +1,76 @@
 package import KeychainCore
 
-/// What a sealed secret is bound to: its class, persistent reference and access group. Moving a
-/// box to another row (or changing the row's group without re-sealing) makes it fail to open.
-/// `package`, like `SealedBox` and `AESGCM`, for StorageBench's crypto loop.
-package struct SealBinding: Equatable {
-    let itemClass: ItemClass
-    let persistentRef: PersistentRef
-    let accessGroup: String
+/// The row a sealed value belongs to: an item's secret (its class, persistent reference and
+/// access group), a KV version's data (its group, path and number) or a KV secret's custom
+/// metadata (its group and path). Moving a box to another row (or changing the row's group
+/// without re-sealing) makes it fail to open. `package`, like `SealedBox` and `AESGCM`, for
+/// StorageBench's crypto loop.
+package enum SealBinding: Equatable {
+    case item(ItemClass, PersistentRef, accessGroup: String)
+    case kvVersion(KVSecretKey, number: Int)
+    case kvCustomMetadata(KVSecretKey)
 
     package init(itemClass: ItemClass, persistentRef: PersistentRef, accessGroup: String) {
-        self.itemClass = itemClass
-        self.persistentRef = persistentRef
-        self.accessGroup = accessGroup
+        self = .item(itemClass, persistentRef, accessGroup: accessGroup)
+    }
+
+    /// The AAD's label, one per table, so that no two tables' bindings share an encoding.
+    fileprivate var label: StaticString {
+        switch self {
+        case .item: "keychaind.item"
+        case .kvVersion: "keychaind.kv_versions"
+        case .kvCustomMetadata: "keychaind.kv_secrets"
+        }
+    }
+
+    /// What names the row, for a log line about a box that fails to open (no secret in it).
+    package var logMetadata: [String: String] {
+        switch self {
+        case .item(let itemClass, let ref, _): ["class": itemClass.rawValue, "persistentRef": ref.rawValue]
+        case .kvVersion(let key, let number): ["kvSecret": key.description, "version": "\(number)"]
+        case .kvCustomMetadata(let key): ["kvSecret": key.description, "customMetadata": "true"]
+        }
     }
 }
 
-/// The stored form of an item's secret:
-/// `version (1 byte = 1) | term (UInt32 big-endian) | nonce (12) | ciphertext | tag (16)`.
+/// The stored form of a sealed value (an item's secret, a KV version's data, a KV secret's
+/// custom metadata): `version (1 byte = 1) | term (UInt32 big-endian) | nonce (12) | ciphertext | tag (16)`.
 ///
-/// The AAD is `"keychaind.item" | version | term | class code | persistentRef | access group`,
-/// each variable field prefixed with its UInt32 big-endian length, so no two bindings share
-/// an encoding.
+/// The AAD is `label | version | term | row fields`: for an item `"keychaind.item"`, then its
+/// class code, persistentRef and access group; for a KV version `"keychaind.kv_versions"`, then
+/// its group, path and number (decimal); for KV custom metadata `"keychaind.kv_secrets"`, then
+/// its group and path. Each variable field is prefixed with its UInt32 big-endian length, so no
+/// two bindings share an encoding.
 package enum SealedBox {
     static let version: UInt8 = 1
     static let headerSize = 1 + 4 + AESGCM.nonceSize
     static let overhead = headerSize + AESGCM.tagSize
 
     /// Runs `body` with the AAD of a box. Written straight into a temporary buffer (on the stack
-    /// unless the access group is long): every secret opened needs it.
+    /// unless the fields are long): every secret opened needs it.
     static func withAAD<Result>(
         version: UInt8, term: UInt32, binding: SealBinding, _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
-        let label = "keychaind.item".utf8, code = binding.itemClass.code.utf8
-        let ref = binding.persistentRef.rawValue.utf8, group = binding.accessGroup.utf8
-        let size = 4 + label.count + 1 + 4 + 4 + code.count + 4 + ref.count + 4 + group.count
+        switch binding {
+        case .item(let itemClass, let ref, let group):
+            return try withAAD(
+                label: binding.label, version: version, term: term, itemClass.code.utf8, ref.rawValue.utf8, group.utf8, body)
+        case .kvVersion(let key, let number):
+            // A decimal of at most 20 digits: a small string, no allocation.
+            return try withAAD(
+                label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, String(number).utf8, body)
+        case .kvCustomMetadata(let key):
+            return try withAAD(label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, nil, body)
+        }
+    }
+
+    /// The AAD of a box bound to the fields `first`, `second` and, when given, `third`.
+    private static func withAAD<Result>(
+        label: StaticString, version: UInt8, term: UInt32, _ first: String.UTF8View, _ second: String.UTF8View,
+        _ third: String.UTF8View?, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        let labelBytes = UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount)
+        let size = 4 + labelBytes.count + 1 + 4 + 4 + first.count + 4 + second.count + (third.map { 4 + $0.count } ?? 0)
         return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer in
             var offset = 0
             func put(_ value: UInt32) {
@@ -43,18 +80,18 @@ package enum SealedBox {
                 buffer[offset + 3] = UInt8(truncatingIfNeeded: value)
                 offset += 4
             }
-            func put(field: String.UTF8View) {
+            func put<Field: Collection<UInt8>>(field: Field) {
                 put(UInt32(field.count))
                 UnsafeMutableRawBufferPointer(rebasing: buffer[offset...]).copyBytes(from: field)
                 offset += field.count
             }
-            put(field: label)
+            put(field: labelBytes)
             buffer[offset] = version
             offset += 1
             put(term)
-            put(field: code)
-            put(field: ref)
-            put(field: group)
+            put(field: first)
+            put(field: second)
+            if let third { put(field: third) }
             return try body(UnsafeRawBufferPointer(buffer))
         }
     }

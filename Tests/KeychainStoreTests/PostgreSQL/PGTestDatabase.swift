@@ -19,6 +19,16 @@ struct PGTestDatabase {
 
     func connect() throws -> PGConnection { try PGConnection(url: url) }
 
+    /// A group's usage as the database keeps it: the sum of its shards.
+    func usage(of group: String) throws -> GroupUsage {
+        let rows = try connect().execute(
+            """
+            SELECT coalesce(sum(items), 0)::bigint, coalesce(sum(secret_bytes), 0)::bigint,
+                coalesce(sum(attribute_bytes), 0)::bigint FROM group_usage WHERE access_group = $1
+            """, [.text(group)])
+        return GroupUsage(items: rows.int64(0, 0), secretBytes: rows.int64(0, 1), attributeBytes: rows.int64(0, 2))
+    }
+
     /// An item store over this database, its schema migrated and a new keyring made.
     func itemStore(quota: GroupQuota = .unlimited) throws -> PGItemStore {
         try PGMigrations.apply(on: connect())
