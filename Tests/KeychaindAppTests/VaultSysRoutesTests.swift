@@ -14,7 +14,7 @@ struct VaultSysRoutesTests {
         "version", "cluster_name", "cluster_id",
     ]
     static let sealStatusFields = [
-        "type", "initialized", "sealed", "t", "n", "progress", "nonce", "recovery_seal", "version", "migration",
+        "type", "initialized", "sealed", "t", "n", "progress", "nonce", "recovery_seal", "version", "commit_date", "migration",
         "cluster_name", "cluster_id", "storage_type",
     ]
     static let envelopeFields = ["request_id", "lease_id", "renewable", "lease_duration", "data", "wrap_info", "warnings", "auth"]

@@ -55,6 +55,8 @@ public enum VaultSysAnswer: JSONAnswer {
                 answer.member("nonce", "")
                 answer.member("recovery_seal", false)
                 answer.member("version", KeychaindVersion.current)
+                // keychaind's builds carry no commit date: empty, which `bao status` leaves out.
+                answer.member("commit_date", "")
                 answer.member("migration", false)
                 if !state.sealed {
                     answer.member("cluster_name", VaultNodeState.clusterName)
