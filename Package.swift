@@ -227,6 +227,8 @@ let package = Package(
                 "KeychaindTesting", "KeychaindApp", "KeychainHTTP", "KeychainAPI", "KeychainConfig", "KeychainCore",
                 // The async client against the app on a loopback port.
                 "KeychainClient",
+                // A router of a test's own served by the transport (methods libmicrohttpd passes on).
+                "MicroHTTPDServer", "KeychainTestSupport",
             ],
             swiftSettings: swiftSettings),
         .testTarget(

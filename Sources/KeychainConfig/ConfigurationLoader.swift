@@ -30,7 +30,7 @@ public enum ConfigurationLoader {
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
         "limits.authFailuresPerMinute", "limits.authFailureAddresses", "limits.maxAnswerBytes",
-        "limits.loginFailuresPerRolePerMinute", "login.jwksStaleSeconds",
+        "limits.loginFailuresPerRolePerMinute", "login.jwksStaleSeconds", "vault.secretMountAlias",
         "quota.items", "quota.secretBytes", "quota.attributeBytes",
         "tls.certFile", "tls.keyFile", "tls.priorities", "tls.allowPlaintext",
         "backup.interval", "backup.directory", "backup.keep",
@@ -154,6 +154,7 @@ public enum ConfigurationLoader {
         case "limits.maxAnswerBytes": configuration.maxAnswerBytes = try integer(atLeast: 65536)
         case "limits.loginFailuresPerRolePerMinute": configuration.loginFailuresPerRolePerMinute = try integer(atLeast: 0)
         case "login.jwksStaleSeconds": configuration.jwksStaleSeconds = try integer(atLeast: 0)
+        case "vault.secretMountAlias": configuration.vaultSecretMountAlias = try boolean()
         case "quota.items": configuration.quotaItems = try integer(atLeast: 0)
         case "quota.secretBytes": configuration.quotaSecretBytes = try integer(atLeast: 0)
         case "quota.attributeBytes": configuration.quotaAttributeBytes = try integer(atLeast: 0)

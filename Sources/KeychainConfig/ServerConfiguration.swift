@@ -22,6 +22,7 @@ public import KeychainCore
 /// | `limits.authFailureAddresses` | integer ≥ 1, addresses tracked by that limit | `10000` | `KEYCHAIND_LIMITS_AUTH_FAILURE_ADDRESSES` |
 /// | `limits.loginFailuresPerRolePerMinute` | integer ≥ 0, refused workload logins per login role before 429, 0 = no limit | `600` | `KEYCHAIND_LIMITS_LOGIN_FAILURES_PER_ROLE_PER_MINUTE` |
 /// | `login.jwksStaleSeconds` | integer ≥ 0, how long an issuer's last good key set serves while it cannot be reached | `3600` | `KEYCHAIND_LOGIN_JWKS_STALE_SECONDS` |
+/// | `vault.secretMountAlias` | boolean, `secret/` on the Vault surface is the caller's first access group | `false` | `KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS` |
 /// | `limits.maxAnswerBytes` | integer ≥ 65536, bytes of a page of items (one larger item comes alone) | `16777216` | `KEYCHAIND_LIMITS_MAX_ANSWER_BYTES` |
 /// | `quota.items` | integer ≥ 0, items one access group holds, 0 = no limit | `10000000` | `KEYCHAIND_QUOTA_ITEMS` |
 /// | `quota.secretBytes` | integer ≥ 0, secret bytes one access group holds, 0 = no limit | `10737418240` | `KEYCHAIND_QUOTA_SECRET_BYTES` |
@@ -68,6 +69,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxAnswerBytes: Int = 16 << 20
     public var loginFailuresPerRolePerMinute: Int = 600
     public var jwksStaleSeconds: Int = 3600
+    /// Vault tools default to the mount `secret/`: when set, it names the caller's first group (`VaultMount`).
+    public var vaultSecretMountAlias: Bool = false
     public var quotaItems: Int = 10_000_000
     public var quotaSecretBytes: Int = 10 << 30
     public var quotaAttributeBytes: Int = 10 << 30

@@ -1,9 +1,9 @@
 public import Foundation
 public import KeychainCore
 
-/// Turns `Authorization: Bearer <token>` into its holder: hashes the token and looks the hash
-/// up. A missing, malformed, unknown, revoked or expired token is errSecAuthFailed; the detail
-/// never echoes it.
+/// Turns the token a request presents (`Authorization: Bearer <token>`, or Vault's
+/// `X-Vault-Token`) into its holder: hashes the token and looks the hash up. A missing, malformed,
+/// unknown, revoked or expired token is errSecAuthFailed; the detail never echoes it.
 public struct Authenticator: Sendable {
     private let clients: any ClientStore
     private let tokens: any ClientTokenIssuer
@@ -15,11 +15,12 @@ public struct Authenticator: Sendable {
         self.clock = clock
     }
 
-    /// The holder of `request`'s token. Throws `AuthenticationRefusal` for a missing, malformed,
-    /// unknown, revoked or expired token, or the store's error when it cannot look it up.
-    public func authenticate(_ request: HTTPRequest) throws -> TokenHolder {
-        guard let header = request.header("authorization") else { throw AuthenticationRefusal.missing }
-        guard let token = Self.bearerToken(header) else { throw AuthenticationRefusal.malformed }
+    /// The holder of the token `credentials` carry. Throws `AuthenticationRefusal` for a missing,
+    /// malformed, unknown, revoked or expired token, or the store's error when it cannot look it up.
+    public func authenticate(_ credentials: Credentials) throws -> TokenHolder {
+        guard let token = credentials.token else {
+            throw credentials.header == nil ? AuthenticationRefusal.missing : AuthenticationRefusal.malformed
+        }
         guard let holder = try clients.holder(ofTokenHash: tokens.hash(token)) else { throw AuthenticationRefusal.unknown }
         if holder.token.expiresAt != nil, holder.token.isExpired(at: clock()) { throw AuthenticationRefusal.expired }
         return holder
@@ -28,13 +29,18 @@ public struct Authenticator: Sendable {
     /// The caller `access` lets through: nil for an open route, else the authenticated holder,
     /// an admin for an admin route (errSecMissingEntitlement for another client). Needs only
     /// the request's head: the transport asks it before it reads a body.
-    public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> TokenHolder? {
+    public func admit(_ credentials: Credentials, to access: RouteAccess) throws -> TokenHolder? {
         guard access != .open, access != .login else { return nil }
-        let holder = try authenticate(request)
+        let holder = try authenticate(credentials)
         if access == .admin, holder.client.role != .admin {
             throw KeychainError.missingEntitlement("this route needs an admin client")
         }
         return holder
+    }
+
+    /// `admit` for the credentials `request`'s headers carry (errSecParam when they conflict).
+    public func admit(_ request: HTTPRequest, to access: RouteAccess) throws -> TokenHolder? {
+        try admit(Credentials(request), to: access)
     }
 
     /// The token of `Bearer <token>` (scheme case-insensitive, spaces and tabs around the token
@@ -66,9 +72,9 @@ public struct Authenticator: Sendable {
 /// Why a caller was refused: errSecAuthFailed, with a message that never echoes the token. Its
 /// `rawValue` is the reason the audit line gives.
 public enum AuthenticationRefusal: String, Error, Sendable {
-    /// No `Authorization` header.
+    /// No `Authorization` header and no (or an empty) `X-Vault-Token`.
     case missing
-    /// An `Authorization` header that is not `Bearer <token>`.
+    /// An `Authorization` header that is not `Bearer <token>`, and no `X-Vault-Token`.
     case malformed
     /// A token no client holds: never issued, revoked, or expired long enough ago to be purged.
     case unknown
@@ -77,10 +83,63 @@ public enum AuthenticationRefusal: String, Error, Sendable {
 
     public var error: KeychainError {
         switch self {
-        case .missing: KeychainError.authFailed("missing Authorization: Bearer token")
+        case .missing: KeychainError.authFailed("missing token: send Authorization: Bearer <token> (or X-Vault-Token)")
         case .malformed: KeychainError.authFailed("the Authorization header must be \"Bearer <token>\"")
         case .unknown: KeychainError.authFailed("unknown or revoked token")
         case .expired: KeychainError.authFailed("token expired")
+        }
+    }
+}
+
+/// Which header carried the caller's token: the self-service routes answer errors in the shape of
+/// the tools that send it (`RouteSurface.vaultForVaultToken`).
+public enum TokenHeader: Sendable {
+    case authorization
+    case vaultToken
+}
+
+/// What a request's headers say about its caller, found in one pass over them: the token
+/// (`Authorization: Bearer`, or Vault's `X-Vault-Token`) and the header it came in. Vault's
+/// `X-Vault-Request` is ignored; an `X-Vault-Namespace` other than the root namespace is refused.
+public struct Credentials: Sendable {
+    /// The presented token, a slice of its header's value; nil when none was (well) presented.
+    public let token: Substring?
+    /// The header the token came in; with no `token`, `.authorization` when that header was not
+    /// `Bearer <token>` (malformed), nil when there was none (missing).
+    public let header: TokenHeader?
+
+    /// errSecParam when the request names a namespace (keychaind has none) or presents two
+    /// different tokens; the message never echoes one.
+    public init(_ request: HTTPRequest) throws(KeychainError) {
+        var authorization: String?
+        var vaultToken: String?
+        var namespace: String?
+        // On every request: names are compared only when their length fits, values are not copied.
+        for header in request.headers {
+            let length = header.name.utf8.count
+            guard length == 13 || length == 17 else { continue }
+            switch header.name {
+            case "authorization": if authorization == nil { authorization = header.value }
+            case "x-vault-token": if vaultToken == nil { vaultToken = header.value }
+            case "x-vault-namespace": if namespace == nil { namespace = header.value }
+            default: continue
+            }
+        }
+        if let namespace, !namespace.isEmpty, namespace != "root", namespace != "/" {
+            throw KeychainError.param("namespaces are not supported")
+        }
+        let bearer = authorization.flatMap(Authenticator.bearerToken)
+        // An empty X-Vault-Token is none, as Vault reads it; a non-Bearer Authorization beside
+        // one (a proxy's Basic credentials) is not keychaind's.
+        if let vaultToken, !vaultToken.isEmpty {
+            if let bearer, !bearer.utf8.elementsEqual(vaultToken.utf8) {
+                throw KeychainError.param("Authorization: Bearer and X-Vault-Token carry different tokens; send one")
+            }
+            token = vaultToken[...]
+            header = .vaultToken
+        } else {
+            token = bearer
+            header = authorization == nil ? nil : .authorization
         }
     }
 }

@@ -49,6 +49,13 @@ public struct HTTPResponse: Sendable {
         if error.code == .authFailed { response.headers.append(("WWW-Authenticate", "Bearer")) }
         return response
     }
+
+    /// The error in Vault's shape, `{"errors":[...]}` with Vault's status
+    /// (`KeychainError.vaultAnswer`), for the routes of the Vault surface.
+    public static func vaultError(_ error: KeychainError, status: Int? = nil) -> HTTPResponse {
+        let answer = error.vaultAnswer(status: status)
+        return json(status: answer.status, VaultErrors(answer.errors))
+    }
 }
 
 /// An answer that waits for a provider's token exchange: the transport suspends the request
@@ -72,11 +79,21 @@ public protocol HTTPResponder: Sendable {
     /// and then ask `respond(to:)`, or the answer to the request as it stands (a refusal), after
     /// which the transport closes the connection without reading the body. `request.body` is empty.
     func respond(toHead request: HTTPRequest) -> HTTPResponse?
+
+    /// The answer to a request the transport refuses before it reaches the responder (a body over
+    /// the limit, ambiguous framing, a query that is not UTF-8): `error` with `status` (nil: the
+    /// error's own), in the error shape of the route `head` (no body, no query) is for.
+    func refusal(_ error: KeychainError, status: Int?, to head: HTTPRequest) -> HTTPResponse
 }
 
 extension HTTPResponder {
     /// Reads every body.
     public func respond(toHead request: HTTPRequest) -> HTTPResponse? { nil }
+
+    /// keychaind's error shape.
+    public func refusal(_ error: KeychainError, status: Int?, to head: HTTPRequest) -> HTTPResponse {
+        .error(error, status: status)
+    }
 
     /// The answer, waiting for a token exchange when it must (bounded): for callers that own their thread.
     public func respond(to request: HTTPRequest) -> HTTPResponse { respond(to: request, exchangeWait: .block) }

@@ -79,6 +79,17 @@ public struct KeychainApplication: HTTPResponder {
         return run(request, match, started: started, exchangeWait: .block)
     }
 
+    /// The transport's refusal in its route's shape: Vault's on the Vault surface (and on a
+    /// self-service route called with `X-Vault-Token`), else keychaind's.
+    public func refusal(_ error: KeychainError, status: Int?, to head: HTTPRequest) -> HTTPResponse {
+        guard case .found(let route, _) = router.match(method: head.method, path: head.path) else {
+            return .error(error, status: status)
+        }
+        var exchange = Exchange(route: route, allowedMethods: [], started: 0)
+        if route.surface == .vaultForVaultToken, (try? Credentials(head))?.header == .vaultToken { exchange.vaultErrors = true }
+        return exchange.refuse(error, status: status)
+    }
+
     /// Runs the chain for `request` as the router matched it.
     private func run(
         _ request: HTTPRequest, _ match: consuming Router.Match, started: UInt64, exchangeWait: ExchangeWait

@@ -18,3 +18,25 @@ extension KeychainError {
         }
     }
 }
+
+extension KeychainError {
+    /// The status and `errors` of this error on the Vault surface (docs/api.md, "Tools written for
+    /// Vault"), as OpenBao answers the like: a refused token or a group the caller lacks is 403
+    /// `permission denied` (never which), a missing secret 404 with no message, a locked vault
+    /// 503 `Vault is sealed`, a full quota 400 with its detail (docs/decisions.md); anything
+    /// unexpected 500 without a detail. `status` (a transport's 413, the limiter's 429) is kept
+    /// for the errors whose own status is not fixed by Vault's conventions.
+    public func vaultAnswer(status: Int? = nil) -> (status: Int, errors: [String]) {
+        switch code {
+        case .authFailed where status == 429: (429, [detail ?? message])
+        case .authFailed, .missingEntitlement, .restrictedAPI: (403, ["permission denied"])
+        case .itemNotFound, .noSuchClass: (404, [])
+        case .interactionNotAllowed: (503, ["Vault is sealed"])
+        case .notAvailable: (503, [detail ?? message])
+        case .io where isTemporary: (503, [detail ?? message])
+        case .param, .noSuchAttr, .readOnlyAttr, .invalidValue, .dataTooLarge, .duplicateItem, .diskFull:
+            (status ?? 400, [detail ?? message])
+        default: (500, ["internal error"])
+        }
+    }
+}

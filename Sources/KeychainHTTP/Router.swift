@@ -38,6 +38,9 @@ public enum RouteAccess: Sendable {
 public enum RouteSurface: Sendable {
     case native
     case vault
+    /// Vault's when the caller's token came in `X-Vault-Token` (as Vault's tools send it), else
+    /// keychaind's: the token self-service routes, which both kinds of client call.
+    case vaultForVaultToken
 }
 
 public typealias RouteHandler = @Sendable (RequestContext) throws -> HTTPResponse

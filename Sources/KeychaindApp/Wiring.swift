@@ -32,6 +32,9 @@ public enum Wiring {
         router.addClientRoutes(
             clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addAuthTokenRoutes(clients: vault.clients)
+        router.addSysRoutes(
+            isLocked: { vault.isLocked }, storage: { vault.storage }, clusterID: vault.clusterID,
+            secretMountAlias: configuration.vaultSecretMountAlias)
         let login = workloadLogin(vault: vault, configuration: configuration, logger: logger)
         router.addLoginRoutes(
             login: login, clients: vault.clients, roleFailures: loginFailuresPerRole(configuration),

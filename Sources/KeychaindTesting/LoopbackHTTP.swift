@@ -1,13 +1,13 @@
 import Foundation
 
 /// One HTTP/1.1 request on a new loopback connection (`Connection: close`), its answer read to
-/// the connection's end: enough for `TestApp.live`.
-enum LoopbackHTTP {
+/// the connection's end: enough for `TestApp.live` and a test serving a router of its own.
+public enum LoopbackHTTP {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    static func send(
+    public static func send(
         _ method: String, _ target: String, headers: [(name: String, value: String)], body: [UInt8]?, port: UInt16
     ) throws -> TestResponse {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

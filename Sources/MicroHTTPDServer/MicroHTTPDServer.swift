@@ -111,20 +111,22 @@ public final class MicroHTTPDServer: Sendable {
     /// The answer to a request refused on its head, or nil to read its body.
     func answer(head request: HTTPRequest) -> HTTPResponse? { responder.respond(toHead: request) }
 
-    func bodyTooLarge() -> HTTPResponse {
+    /// The refusals below are answered in the shape of the route the request was for
+    /// (`HTTPResponder.refusal`): keychaind's, or Vault's on the Vault surface.
+    func bodyTooLarge(_ head: @autoclosure () -> HTTPRequest) -> HTTPResponse {
         logger.info("- unmatched 413 client=-")
-        return .error(
-            KeychainError.param("request body exceeds the limit of \(settings.maxBodyBytes) bytes"), status: 413)
+        return responder.refusal(
+            KeychainError.param("request body exceeds the limit of \(settings.maxBodyBytes) bytes"), status: 413, to: head())
     }
 
-    func badFraming(_ problem: String) -> HTTPResponse {
+    func badFraming(_ problem: String, _ head: @autoclosure () -> HTTPRequest) -> HTTPResponse {
         logger.info("request", metadata: ["route": "unmatched", "status": "400", "client": "-"])
-        return .error(KeychainError.param("the request's length is ambiguous: \(problem)"))
+        return responder.refusal(KeychainError.param("the request's length is ambiguous: \(problem)"), status: nil, to: head())
     }
 
-    func queryNotUTF8() -> HTTPResponse {
+    func queryNotUTF8(_ head: @autoclosure () -> HTTPRequest) -> HTTPResponse {
         logger.info("request", metadata: ["route": "unmatched", "status": "400", "client": "-"])
-        return .error(KeychainError.param("the query string does not decode to UTF-8"))
+        return responder.refusal(KeychainError.param("the query string does not decode to UTF-8"), status: nil, to: head())
     }
 
     var maxBodyBytes: Int { settings.maxBodyBytes }
@@ -217,14 +219,14 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             // Ambiguous framing (request smuggling's raw material): refuse at once; an early
             // answer makes libmicrohttpd close the connection, so nothing after it is read.
             pending.state = .answered
-            return queue(server.badFraming(problem), on: connection)
+            return queue(server.badFraming(problem, refusedHead(url, method, pending)), on: connection)
         }
         let declared = framing.contentLength.flatMap(Int.init)
         if let declared, declared > server.maxBodyBytes {
             // Too large by its own account: answer at once, before `100 Continue`, and let the
             // connection close rather than read the body.
             pending.state = .answered
-            return queue(server.bodyTooLarge(), on: connection)
+            return queue(server.bodyTooLarge(refusedHead(url, method, pending)), on: connection)
         }
         pending.clientAddress = server.trustedProxies.clientAddress(
             peer: remoteAddress(of: connection), headers: pending.headers)
@@ -234,7 +236,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         // budget) is answered now and its connection closed, with no byte of its body kept.
         guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false, percentDecoding: true) else {
             pending.state = .answered
-            return queue(server.queryNotUTF8(), closing: true, on: connection)
+            return queue(server.queryNotUTF8(refusedHead(url, method, pending)), closing: true, on: connection)
         }
         let head = HTTPRequest(
             method: requestMethod(method),
@@ -275,14 +277,14 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
     switch pending.state {
     case .reading: break
-    case .tooLarge: return queue(server.bodyTooLarge(), on: connection)
+    case .tooLarge: return queue(server.bodyTooLarge(refusedHead(url, method, pending)), on: connection)
     case .answered: return .YES
     }
     // Query arguments percent-decode to any bytes: not UTF-8 (`%FF`) is refused rather than
     // repaired into U+FFFD (which would match a different value); `%00` is kept, not cut off.
     guard let query = values(of: connection, kind: .GET_ARGUMENT_KIND, strict: true, lowercasingNames: false, percentDecoding: true) else {
         pending.wipeBody()
-        return queue(server.queryNotUTF8(), on: connection)
+        return queue(server.queryNotUTF8(refusedHead(url, method, pending)), on: connection)
     }
     let body = pending.body
     let request = HTTPRequest(
@@ -377,6 +379,16 @@ private func queue(_ response: HTTPResponse, closing: Bool = false, on connectio
     return result
 }
 
+/// The head of a request the transport refuses (no query: it may be what was refused), for the
+/// shape of the refusal.
+private func refusedHead(
+    _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?, _ pending: PendingRequest
+) -> HTTPRequest {
+    HTTPRequest(
+        method: requestMethod(method), path: url.map { String(cString: $0) } ?? "/", queryItems: [],
+        lowercasedHeaders: pending.headers, body: [], remoteAddress: pending.clientAddress)
+}
+
 /// The request's method; the usual ones without decoding a string (this runs on every request).
 private func requestMethod(_ name: UnsafePointer<CChar>?) -> HTTPMethod {
     guard let name else { return HTTPMethod("") }
@@ -386,6 +398,8 @@ private func requestMethod(_ name: UnsafePointer<CChar>?) -> HTTPMethod {
     if strcmp(name, "DELETE") == 0 { return .delete }
     if strcmp(name, "PATCH") == 0 { return .patch }
     if strcmp(name, "HEAD") == 0 { return .head }
+    // Vault's, for listing (libmicrohttpd passes any token as the method, its body read as GET's).
+    if strcmp(name, "LIST") == 0 { return .list }
     return HTTPMethod(String(cString: name))
 }
 

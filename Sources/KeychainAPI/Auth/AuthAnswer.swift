@@ -21,15 +21,24 @@ public enum AuthAnswer: JSONAnswer {
             case .lookup(let holder, let now, let vaultToken):
                 answer.describe(holder, now: now)
                 if let vaultToken {
+                    answer.vaultEnvelope()
                     answer.key("data")
                     answer.object { $0.vaultData(holder, token: vaultToken, now: now) }
+                    answer.key("auth")
+                    answer.null()
                 }
             case .renewed(let holder, let token, let now):
                 answer.describe(holder, now: now)
+                answer.vaultEnvelope()
+                answer.key("data")
+                answer.null()
                 answer.vaultAuth(holder, token: token, now: now)
             case .loggedIn(let holder, let token, let now):
                 answer.member("token", token)
                 answer.describe(holder, now: now)
+                answer.vaultEnvelope()
+                answer.key("data")
+                answer.null()
                 answer.vaultAuth(holder, token: token, now: now)
             case .tokens(let tokens):
                 answer.key("tokens")
@@ -73,6 +82,18 @@ extension JSONWriter {
         member("renewable", token.renewable)
     }
 
+    /// Vault's envelope members but `data` and `auth` (`VaultEnvelope`): `renewable` is the native
+    /// one, the token's, which Vault's clients do not read at the top of these answers.
+    fileprivate mutating func vaultEnvelope() {
+        member("request_id", VaultEnvelope.randomRequestID())
+        member("lease_id", "")
+        member("lease_duration", 0)
+        key("wrap_info")
+        null()
+        key("warnings")
+        null()
+    }
+
     /// Vault's `auth` block (`auth/jwt/login`, `auth/token/renew-self`).
     fileprivate mutating func vaultAuth(_ holder: TokenHolder, token: String, now: Date) {
         key("auth")
@@ -87,8 +108,9 @@ extension JSONWriter {
             auth.member("orphan", true)
             auth.member("entity_id", "")
             auth.member("num_uses", 0)
-            auth.key("metadata")
-            auth.object { $0.vaultMetadata(holder.token) }
+            auth.key("mfa_requirement")
+            auth.null()
+            auth.vaultMetadata(holder.token, key: "metadata")
         }
     }
 
@@ -104,8 +126,7 @@ extension JSONWriter {
         member("explicit_max_ttl", record.maxExpiresAt.map { Int64($0.timeIntervalSince(record.issuedAt).rounded()) } ?? 0)
         member("id", token)
         member("issue_time", record.issuedAt)
-        key("meta")
-        object { $0.vaultMetadata(record) }
+        vaultMetadata(record, key: "meta")
         member("num_uses", 0)
         member("orphan", true)
         member("path", record.sourceName == "static" ? "auth/token/create" : "auth/jwt/login")
@@ -122,11 +143,14 @@ extension JSONWriter {
         }
     }
 
-    /// `{role, subject}` of a login token; a client's token has neither.
-    fileprivate mutating func vaultMetadata(_ record: TokenRecord) {
-        if case .login(let role) = record.source {
-            member("role", role)
-            member("subject", record.subject ?? "")
+    /// `{role, subject}` of a login token; `null` for a client's token, which has neither (as
+    /// OpenBao answers for a token made without metadata).
+    fileprivate mutating func vaultMetadata(_ record: TokenRecord, key name: StaticString) {
+        key(name)
+        guard case .login(let role) = record.source else { return null() }
+        object { metadata in
+            metadata.member("role", role)
+            metadata.member("subject", record.subject ?? "")
         }
     }
 }

@@ -7,7 +7,8 @@ extension Router {
     /// any token, its own) and the admin's view of live tokens (list by client or login role,
     /// revoke by accessor). None of them needs the vault's keys: they keep working while it is
     /// locked. Vault's `/auth/token/renew` and `/revoke` (which take another token in the body)
-    /// are not served.
+    /// are not served. `lookup-self`, `renew-self` and `revoke-self` answer errors in Vault's shape
+    /// when the token came in `X-Vault-Token` (hvac's `is_authenticated` needs 403, not 401).
     public mutating func addAuthTokenRoutes(
         clients: any ClientStore, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -20,15 +21,15 @@ extension Router {
         }
         /// The token the caller presented (Vault's answers give it back as `id`, `client_token`).
         @Sendable func presented(_ context: RequestContext) -> String {
-            context.request.header("authorization").flatMap(Authenticator.bearerToken).map(String.init) ?? ""
+            (try? Credentials(context.request))?.token.map(String.init) ?? ""
         }
         add(.get, "/auth/token/self", access: .client, audit: .none) { context in
             .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: nil))
         }
-        add(.get, "/auth/token/lookup-self", access: .client, audit: .none) { context in
+        add(.get, "/auth/token/lookup-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: presented(context)))
         }
-        add(.post, "/auth/token/renew-self", access: .client, audit: .none) { context in
+        add(.post, "/auth/token/renew-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             let request = try RenewRequest(decoding: context.request.body.isEmpty ? nil : context.jsonBody())
             let holder = try current(context)
             let now = clock()
@@ -40,7 +41,7 @@ extension Router {
             }
             return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: presented(context), now: now))
         }
-        add(.post, "/auth/token/revoke-self", access: .client, audit: .none) { context in
+        add(.post, "/auth/token/revoke-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             // The store refuses the last live admin token (errSecParam) in the same step.
             _ = try clients.revokeToken(accessor: context.callerToken.accessor, now: clock())
             return .json(StatusAnswer.done)

@@ -20,8 +20,7 @@ struct AuditSubjectMiddleware<Next: Middleware>: Middleware {
             do {
                 try auditor.recordAttempt(exchange.audit!)
             } catch {
-                exchange.osStatus = error.status
-                return .error(error)
+                return exchange.refuse(error)
             }
         }
         return next.respond(to: &context, &exchange)

@@ -14,20 +14,20 @@ struct AuthFailureLimitMiddleware<Next: Middleware>: Middleware {
             let wait = limiter.recordFailure(from: context.request.remoteAddress)
         {
             exchange.throttled = true
-            return Self.tooManyFailures(retryAfterSeconds: wait)
+            return Self.tooManyFailures(retryAfterSeconds: wait, &exchange)
         }
         let response = next.respond(to: &context, &exchange)
         guard exchange.refusal != nil || response.failedLogin, let limiter,
             let wait = limiter.recordFailure(from: context.request.remoteAddress)
         else { return response }
         exchange.throttled = true
-        return Self.tooManyFailures(retryAfterSeconds: wait)
+        return Self.tooManyFailures(retryAfterSeconds: wait, &exchange)
     }
 
-    /// 429, `Retry-After`, and the error shape with errSecAuthFailed (docs/api.md, "Errors";
-    /// docs/decisions.md, "Hardening").
-    static func tooManyFailures(retryAfterSeconds: Int) -> HTTPResponse {
-        var answer = HTTPResponse.error(
+    /// 429, `Retry-After`, and the route's error shape with errSecAuthFailed (docs/api.md,
+    /// "Errors"; docs/decisions.md, "Hardening").
+    static func tooManyFailures(retryAfterSeconds: Int, _ exchange: inout Exchange) -> HTTPResponse {
+        var answer = exchange.refuse(
             KeychainError(
                 .authFailed,
                 "too many failed authentications from this address; retry after \(retryAfterSeconds) s"),

@@ -5,6 +5,7 @@ import Logging
 /// an admin route's caller is an admin. A refused caller gets errSecAuthFailed (or, not an admin,
 /// errSecMissingEntitlement) and goes no further: nothing inside (the audit subject, the body,
 /// the handler) runs for it. Requests that matched no route pass to the router's 404/405.
+/// Headers that name a namespace or two different tokens are errSecParam, on open routes too.
 struct AuthenticationMiddleware<Next: Middleware>: Middleware {
     let authenticator: Authenticator
     /// For errors that are no `KeychainError` (a store that failed).
@@ -14,11 +15,12 @@ struct AuthenticationMiddleware<Next: Middleware>: Middleware {
     func respond(to context: inout RequestContext, _ exchange: inout Exchange) -> HTTPResponse {
         guard let access = exchange.route?.access else { return next.respond(to: &context, &exchange) }
         if access == .login, let tooLarge = RouteAccess.loginBodyRefusal(context.request) {
-            exchange.osStatus = tooLarge.status
-            return .error(tooLarge, status: 413)
+            return exchange.refuse(tooLarge, status: 413)
         }
         do {
-            let holder = try authenticator.admit(context.request, to: access)
+            let credentials = try Credentials(context.request)
+            if credentials.header == .vaultToken, exchange.route?.surface == .vaultForVaultToken { exchange.vaultErrors = true }
+            let holder = try authenticator.admit(credentials, to: access)
             context.client = holder?.client
             context.token = holder?.token
         } catch let refusal as AuthenticationRefusal {

@@ -23,6 +23,9 @@ struct Exchange {
     /// Why authentication refused the request's token (the failed-auth limit counts these, the
     /// audit line names it).
     var refusal: AuthenticationRefusal?
+    /// Whether errors are answered in Vault's shape (`HTTPResponse.vaultError`): on a `.vault`
+    /// route, and on a `.vaultForVaultToken` one once authentication saw the token in `X-Vault-Token`.
+    var vaultErrors: Bool
     /// Set when the failed-auth limit answered 429: such answers are counted, not audited.
     var throttled = false
     /// The audit entry, once the request is authenticated (or its outcome is written).
@@ -35,6 +38,7 @@ struct Exchange {
     init(route: Router.Route?, allowedMethods: [HTTPMethod], started: UInt64) {
         self.route = route
         routeName = route?.pattern ?? "unmatched"
+        vaultErrors = route?.surface == .vault
         self.allowedMethods = allowedMethods
         self.started = started
     }
@@ -56,8 +60,14 @@ struct Exchange {
             logger.error("unexpected error in \(routeName): \(type(of: error))")
             keychainError = KeychainError.io("internal error")
         }
-        osStatus = keychainError.status
-        return .error(keychainError)
+        return refuse(keychainError)
+    }
+
+    /// The answer to `error` in the route's shape (keychaind's or Vault's), `status` overriding
+    /// the error's own where the condition decides it (413), its OSStatus noted for the audit line.
+    mutating func refuse(_ error: KeychainError, status: Int? = nil) -> HTTPResponse {
+        osStatus = error.status
+        return vaultErrors ? .vaultError(error, status: status) : .error(error, status: status)
     }
 
     static func monotonicNanoseconds() -> UInt64 {
