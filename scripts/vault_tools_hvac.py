@@ -48,11 +48,11 @@ def main():
     kv = client.secrets.kv.v2
     app, other = f"{prefix}/app", f"{prefix}/other"
 
-    # The server's state, as tools probe it before anything else.
+    # The server's state, as tools probe it before anything else (the contract serves sys/health,
+    # seal-status and leader; not sys/init, which hvac's is_initialized reads).
     step("sys.read_health_status", lambda: client.sys.read_health_status(method="GET"))
     step("sys.read_seal_status", client.sys.read_seal_status)
     step("sys.read_leader_status", client.sys.read_leader_status)
-    step("sys.is_initialized", client.sys.is_initialized)
     step("sys.is_sealed", client.sys.is_sealed)
 
     step("is_authenticated", client.is_authenticated)

@@ -32,6 +32,13 @@ SERVER_FACTS = {
 }
 
 
+# keychaind's own answer about a token, which its lookup-self and renew-self give beside Vault's
+# `data` / `auth` block (docs/api.md, "Token lifetimes": "the same, plus Vault's data block").
+# `renewable` is not among them: it is also a key of Vault's envelope, and compared.
+NATIVE_SELF = {"status", "name", "subject", "accessGroups", "role", "accessor", "source", "issuedAt",
+               "expiresAt", "maxExpiresAt", "ttl"}
+
+
 def replace_facts(text, facts):
     # The server's address (a port of its own), its token and accessor (random per server).
     for value, label in facts:
@@ -46,6 +53,8 @@ def normalise_string(value, facts):
 def normalise_json(value, facts, key=None, parent=None):
     """Key-aware rules for a JSON answer (hvac's dicts, `bao ... -format=json`)."""
     if isinstance(value, dict):
+        if "source" in value and "accessGroups" in value and ("data" in value or "auth" in value):
+            value = {k: v for k, v in value.items() if k not in NATIVE_SELF}
         out = {}
         lookup = "creation_ttl" in value and "explicit_max_ttl" in value  # a token's lookup data
         auth = "client_token" in value and "lease_duration" in value  # an `auth` block (login, renewal)
@@ -101,8 +110,10 @@ TABLE_RULES = [
     (re.compile(r"^((?:token_|identity_)?policies) +\[(.*)\]$"), lambda m: f"{m.group(1)} [{' '.join(p for p in m.group(2).split() if p != 'default')}]"),
     # The server's build and cluster: version, its commit date, a random cluster name and id,
     # and its storage backend (OpenBao dev: inmem; keychaind: its database).
-    (re.compile(r"^(Version|Build Date|Commit Date|Cluster Name|Cluster ID|Storage Type) +.*$"), r"\1 <server-fact>"),
+    (re.compile(r"^(Version|Build Date|Cluster Name|Cluster ID|Storage Type) +.*$"), r"\1 <server-fact>"),
 ]
+# The server's build date: keychaind has none to give, and the CLI leaves the row out when empty.
+DROPPED_ROWS = re.compile(r"^Commit Date +.*$")
 
 
 def normalise_bao(text, facts):
@@ -132,6 +143,8 @@ def normalise_output(header, content, facts):
             return json.dumps(normalise_json(value, facts), sort_keys=True, indent=1)
     lines = []
     for line in content.rstrip("\n").split("\n"):
+        if DROPPED_ROWS.match(line):
+            continue
         line = normalise_string(line, facts)
         # Table padding follows the longest cell of a column: a cell that differs shows on its own row.
         line = re.sub(r"(\S)  +", r"\1 ", line).rstrip()
