@@ -193,12 +193,23 @@ def tokens_paths(addr, token, bao):
         "tokens/github", mount_point="team"), hvac.exceptions.InvalidRequest, not_versioned)
     expect(native("GET", addr, token, "/v1/tokens/github").status_code == 200, "tokens/github is still stored after the refused deletes")
 
-    # The command line on the same path.
+    # The command line on the same paths: a read, a write (stored as the native route stores it), a list.
     env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp"), "BAO_ADDR": addr, "BAO_TOKEN": token}
-    run = subprocess.run([bao, "kv", "get", "-field=authorization", "team/tokens/github"], env=env,
-                         capture_output=True, text=True, timeout=20, check=False)
-    expect(run.returncode == 0 and run.stdout.strip() == "Bearer gh-written", "bao kv get -field=authorization team/tokens/github",
-           (run.returncode, run.stdout, run.stderr))
+
+    def bao_cli(*args):
+        run = subprocess.run([bao, *args], env=env, capture_output=True, text=True, timeout=20, check=False)
+        return run.returncode, run.stdout, run.stderr
+
+    ran = bao_cli("kv", "get", "-field=authorization", "team/tokens/github")
+    expect(ran[0] == 0 and ran[1].strip() == "Bearer gh-written", "bao kv get -field=authorization team/tokens/github", ran)
+    ran = bao_cli("kv", "put", "team/tokens/cli", "access_token=cli-access", "expires_in=300")
+    expect(ran[0] == 0, "bao kv put team/tokens/cli access_token=… expires_in=300", ran)
+    stored = native("GET", addr, token, "/v1/tokens/cli").json()
+    expect(stored.get("accessToken") == "cli-access" and stored.get("expiresAt"), "bao kv put team/tokens/cli is stored as PUT /v1/tokens/cli stores it", stored)
+    ran = bao_cli("kv", "list", "-format=json", "team/tokens")
+    expect(ran[0] == 0 and "cli" in ran[1] and "github" in ran[1], "bao kv list team/tokens: the services", ran)
+    ran = bao_cli("kv", "delete", "team/tokens/cli")
+    expect(ran[0] != 0 and not_versioned in ran[2], "bao kv delete team/tokens/cli: tokens/ paths are not versioned", ran)
 
 
 def headers(addr, token):
