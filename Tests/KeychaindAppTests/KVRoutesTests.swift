@@ -130,8 +130,7 @@ import Testing
         _ = vault(.post, "/v1/team/data/app/db", body: #"{"data":{"password":"p1"}}"#)
         let item = server.send(.get, "/v1/items/genericPassword?service=app%2Fdb&return=data", token: token)
         #expect(item.status == 200)
-        let data = try #require(item.json["data"]?.stringValue.flatMap { Base64.decode($0) })
-        #expect(String(decoding: data, as: UTF8.self) == #"{"password":"p1"}"#)
+        #expect(item.json["item"]?["value"] == .string(#"{"password":"p1"}"#))
 
         let update = server.send(
             .patch, "/v1/items/genericPassword?service=app%2Fdb", token: token,
@@ -172,7 +171,7 @@ import Testing
         let again = vault(.get, "/v1/team/data/tokens/github")
         #expect(again.json["data"]?["data"]?["refresh_token"] == .string("ghr_one"))
         #expect(integer(again.json["lease_duration"]).map { $0 >= 1 && $0 <= 60 } == true)
-        #expect(server.send(.get, "/v1/tokens/github/authorization?accessGroup=team", token: token).json["authorization"] == .string("Bearer gho_two"))
+        #expect(server.send(.get, "/v1/tokens/github/authorization?accessGroup=team", token: token).json["Authorization"] == .string("Bearer gho_two"))
 
         _ = server.send(.put, "/v1/tokens/api?user=gus&accessGroup=team", token: token, body: #"{"accessToken":"u1"}"#)
         #expect(vault(.get, "/v1/team/data/tokens/api/gus").json["data"]?["data"]?["access_token"] == .string("u1"))
