@@ -4,6 +4,9 @@
 #   token fetch  GET /v1/tokens/bench/authorization      vs KV v2 read of the same two tokens
 #   item read    GET /v1/items/genericPassword?...        vs KV v2 read of one value
 #   durable add  POST /v1/items/genericPassword (new key) vs KV v2 write of a new key on raft
+#   KV v2 read   GET /v1/secret/data/reader through keychaind's Vault surface (X-Vault-Token,
+#                `secret/` aliased to the bench client's group) vs the same read on OpenBao
+#   KV v2 write  POST /v1/secret/data/<new path> on both, the same wrk script (bench/wrk/bao-write.lua)
 # Reads run against OpenBao in dev mode (in memory) and on raft storage; writes against raft only
 # (dev mode keeps nothing on disk, so its writes are not the same work). At 1, 8 and 64
 # connections; each round measures every pair in a rotating order, and the table gives medians
@@ -54,7 +57,8 @@ stop() { kill -TERM "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 # keychaind: initialise, start, seed the token and the item, then restart to time an opening.
 start_keychaind() {
-    .build/release/keychaind serve --listen "127.0.0.1:$k_port" --data-dir "$work/keychaind" \
+    KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS=true \
+        .build/release/keychaind serve --listen "127.0.0.1:$k_port" --data-dir "$work/keychaind" \
         >>"$work/keychaind.log" 2>&1 &
     k_pid=$!
     pids+=("$k_pid")
@@ -67,6 +71,12 @@ curl -sf -X PUT "http://127.0.0.1:$k_port/v1/tokens/bench" "${k_auth[@]}" \
     -d '{"accessToken":"eyJhbGciOiJIUzI1NiJ9.bench.access","refreshToken":"bench-refresh"}' >/dev/null
 curl -sf -X POST "http://127.0.0.1:$k_port/v1/items/genericPassword" "${k_auth[@]}" \
     -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
+# The Vault surface's caller: a client whose first group is its `secret/` (the admin's group,
+# `admin`, is no mount).
+kv_token=$(curl -sf -X POST "http://127.0.0.1:$k_port/v1/admin/clients" "${k_auth[@]}" \
+    -d '{"name":"bench","accessGroups":["bench"]}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
+curl -sf -X POST "http://127.0.0.1:$k_port/v1/secret/data/reader" -H "X-Vault-Token: $kv_token" \
+    -d '{"data":{"value":"read-me"}}' >/dev/null
 stop "$k_pid"
 started=$(now_ms)
 start_keychaind
@@ -166,7 +176,9 @@ arms=(
     "read/keychaind|$k/v1/items/genericPassword?service=bench&account=reader&return=data|bench/wrk/auth.lua|$k_token"
     "read/dev|$dev/v1/secret/data/reader|bench/wrk/bao-read.lua|$dev_token"
     "read/raft|$raft/v1/secret/data/reader|bench/wrk/bao-read.lua|$raft_token"
+    "kvread/keychaind|$k/v1/secret/data/reader|bench/wrk/bao-read.lua|$kv_token"
     "add/keychaind|$k/v1/items/genericPassword|bench/wrk/add.lua|$k_token"
+    "kvwrite/keychaind|$k/v1/secret/data|bench/wrk/bao-write.lua|$kv_token"
     "add/raft|$raft/v1/secret/data|bench/wrk/bao-write.lua|$raft_token"
 )
 
@@ -189,22 +201,26 @@ for connections in 1 8 64; do
             failed[$name]=$(( ${failed[$name]:-0} + f ))
         done
     done
-    for work_name in token read add; do
+    for work_name in token read kvread add kvwrite; do
+        # peer: the OpenBao arms this work is compared with.
+        peer=$work_name
         case $work_name in
         token) label="token fetch / KV v2 read" ;;
         read) label="item read / KV v2 read" ;;
+        kvread) label="KV v2 read / KV v2 read" peer=read ;;
         add) label="durable add / KV v2 write" ;;
+        kvwrite) label="KV v2 write / KV v2 write" peer=add ;;
         esac
         k_rps=$(median <<<"${rps[$work_name/keychaind]}") k_p99=$(median <<<"${p99[$work_name/keychaind]}")
         by_dev="—" by_raft="—" p99_dev="—" p99_raft="—"
-        if [ -n "${rps[$work_name/dev]:-}" ]; then
-            by_dev=$(ratio "$k_rps" "$(median <<<"${rps[$work_name/dev]}")")
-            p99_dev=$(ratio "$(median <<<"${p99[$work_name/dev]}")" "$k_p99")
+        if [ -n "${rps[$peer/dev]:-}" ]; then
+            by_dev=$(ratio "$k_rps" "$(median <<<"${rps[$peer/dev]}")")
+            p99_dev=$(ratio "$(median <<<"${p99[$peer/dev]}")" "$k_p99")
         fi
-        by_raft=$(ratio "$k_rps" "$(median <<<"${rps[$work_name/raft]}")")
-        p99_raft=$(ratio "$(median <<<"${p99[$work_name/raft]}")" "$k_p99")
-        non2xx="${failed[$work_name/keychaind]}/${failed[$work_name/dev]:-–}/${failed[$work_name/raft]}"
-        echo "| $connections | $label | $(cell "$work_name/keychaind") | $(cell "$work_name/dev") | $(cell "$work_name/raft") | $by_dev | $by_raft | $p99_dev | $p99_raft | $non2xx |"
+        by_raft=$(ratio "$k_rps" "$(median <<<"${rps[$peer/raft]}")")
+        p99_raft=$(ratio "$(median <<<"${p99[$peer/raft]}")" "$k_p99")
+        non2xx="${failed[$work_name/keychaind]}/${failed[$peer/dev]:-–}/${failed[$peer/raft]}"
+        echo "| $connections | $label | $(cell "$work_name/keychaind") | $(cell "$peer/dev") | $(cell "$peer/raft") | $by_dev | $by_raft | $p99_dev | $p99_raft | $non2xx |"
     done
     unset rps p50 p99 failed
 done

@@ -146,14 +146,15 @@ public final class KVService: Sendable {
         return (try trim(key, metadata, in: transaction), version)
     }
 
-    /// Removes the versions past the secret's `max_versions`, oldest first.
+    /// Removes the versions past the secret's `max_versions`, oldest first. As OpenBao counts:
+    /// once the current version is `max_versions` past `oldestVersion`, `oldestVersion` becomes
+    /// the first kept (1 when the history is just full, before anything is removed).
     private static func trim(_ key: KVSecretKey, _ metadata: KVMetadata, in transaction: any ItemOperations) throws -> KVMetadata {
         let keep = metadata.maxVersions > 0 ? metadata.maxVersions : Self.defaultMaxVersions
-        let firstKept = metadata.currentVersion - keep + 1
-        guard firstKept > 1, firstKept > metadata.oldestVersion else { return metadata }
+        guard metadata.currentVersion - metadata.oldestVersion >= keep else { return metadata }
         var trimmed = metadata
-        try transaction.kvRemoveVersions(below: firstKept, of: key)
-        trimmed.oldestVersion = firstKept
+        trimmed.oldestVersion = metadata.currentVersion - keep + 1
+        try transaction.kvRemoveVersions(below: trimmed.oldestVersion, of: key)
         try transaction.kvPutMetadata(trimmed, of: key)
         return trimmed
     }

@@ -44,7 +44,7 @@ extension Router {
             if let refusal = Self.mergePatchRefusal(context.request) { return refusal }
             let request = try KVRequest.Patch(context.request.body)
             guard let written = try KVRefusal.answering({ try kv.patch(key, cas: request.cas, merge: request.merged(into:)) })
-            else { return .vaultNotFound }
+            else { return .vaultPatchNotFound }
             let custom = written.metadata.customMetadata
             return .json(
                 VaultEnvelope(warnings: KVRequest.warning(ignoring: request.unrecognized)) { writer in
@@ -115,7 +115,7 @@ extension Router {
                 try TokenSecrets.refuseVersioning(key)
                 if method == .patch {
                     if let refusal = Self.mergePatchRefusal(context.request) { return refusal }
-                    guard try kv.metadata(key) != nil else { return .vaultNotFound }
+                    guard try kv.metadata(key) != nil else { return .vaultPatchNotFound }
                 }
                 try kv.writeMetadata(KVRequest.Metadata(context.request.body).change, of: key)
                 return HTTPResponse(status: 204)
@@ -152,6 +152,10 @@ extension KVRefusal {
 extension HTTPResponse {
     /// Vault's answer for a path with nothing there: 404 `{"errors":[]}`.
     static var vaultNotFound: HTTPResponse { .json(status: 404, VaultErrors([])) }
+
+    /// A PATCH of a secret that is not there: 404 without a body, as OpenBao answers (the CLI
+    /// prints what it got).
+    static var vaultPatchNotFound: HTTPResponse { HTTPResponse(status: 404, headers: [("Cache-Control", "no-store")]) }
 
     func withStatus(_ status: Int) -> HTTPResponse {
         var response = self

@@ -38,7 +38,16 @@ extension Router {
                 let path = context.parameters["path"] ?? ""
                 let first = String(decoding: path.utf8.prefix { $0 != UInt8(ascii: "/") }, as: UTF8.self)
                 guard let group = VaultMount.resolve(firstSegment: first, client: context.caller, aliasEnabled: secretMountAlias)
-                else { throw KeychainError.missingEntitlement("no mount of the caller's at \(first)") }
+                else {
+                    // OpenBao's words to a valid token for a path under no mount it may use (the
+                    // CLI prints them); the path as it names it, with one trailing `/`.
+                    let named = path.hasSuffix("/") ? path : path + "/"
+                    return .json(
+                        status: 403,
+                        VaultErrors([
+                            "preflight capability check returned 403, please ensure client's policies grant access to path \"\(named)\""
+                        ]))
+                }
                 return .json(VaultMountAnswer(path: first + "/", group: group, clusterID: clusterID).envelope)
             }
         }

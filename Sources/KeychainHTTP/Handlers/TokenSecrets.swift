@@ -60,8 +60,8 @@ struct TokenSecrets: Sendable {
         return .json(VaultEnvelope { KVAnswer.versionMetadata(version, custom: [:], now: now, into: &$0) })
     }
 
-    /// `{"data":{"access_token", "refresh_token"?, "expires_in"? | "expires_at"?}}`; any other key,
-    /// and `options`, are errSecParam (`options.cas`: not versioned).
+    /// `{"data":{"access_token", "refresh_token"?, "expires_in"? | "expires_at"?}}`; any other key
+    /// is errSecParam, and so is any option (`options.cas`: not versioned).
     static func update(_ body: [UInt8], now: Date) throws -> TokenUpdate {
         var data: [(String, JSONValue)]?
         for (name, value) in try KVRequest.members(body) {
@@ -69,7 +69,10 @@ struct TokenSecrets: Sendable {
             case "data":
                 guard case .object(let members) = value else { throw KeychainError.param("no data provided") }
                 data = members
-            case "options": throw notVersioned
+            case "options":
+                // Vault's tools send `"options":{}` with every write; only check-and-set is refused.
+                guard case .object(let options) = value else { throw KeychainError.param("options must be an object") }
+                if !options.isEmpty { throw notVersioned }
             default: throw KeychainError.param("unknown key \"\(name)\"; a tokens/ write takes data")
             }
         }
