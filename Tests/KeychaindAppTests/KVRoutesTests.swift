@@ -1,5 +1,6 @@
 import Foundation
 import KeychainAPI
+import KeychainConfig
 import KeychainCore
 import KeychaindTesting
 import KeychainHTTP
@@ -193,5 +194,19 @@ import Testing
         }
         #expect(vault(.post, "/v1/team/data/tokens/github", body: #"{"data":{"access_token":"x","scope":"y"}}"#).status == 400)
         #expect(vault(.get, "/v1/team/data/tokens/nothing").status == 404)
+    }
+
+    @Test func aFolderTooLargeForOneAnswerIsRefusedWhole() throws {
+        let small = try TestServer(TestApp { $0.maxAnswerBytes = 65_536 })
+        let token = try small.client("big", groups: ["big"])
+        let name = String(repeating: "n", count: 2_000)
+        for index in 0..<34 {
+            let written = small.app.respond(
+                .post, "/v1/big/data/\(name)\(index)", body: #"{"data":{}}"#, headers: [("X-Vault-Token", token)])
+            #expect(written.status == 200)
+        }
+        let listed = small.app.respond(.list, "/v1/big/metadata/", headers: [("X-Vault-Token", token)])
+        #expect(listed.status == 500)
+        #expect(listed.json == .object([("errors", .array([.string("list too large")]))]))
     }
 }

@@ -6,8 +6,9 @@ extension Router {
     /// Each access group as a KV version 2 mount (docs/api.md, "Tools written for Vault"):
     /// `/{mount}/data|metadata|delete|undelete|destroy/{path*}` and `/{mount}/config`, answered
     /// in Vault's shapes, with a service's tokens readable and writable at `tokens/<service>`.
-    /// `secretMountAlias`: `secret/` is the caller's first group.
-    public mutating func addKVRoutes(kv: KVService, tokens: TokenService, secretMountAlias: Bool) {
+    /// `secretMountAlias`: `secret/` is the caller's first group. A list whose answer would pass
+    /// `maxAnswerBytes` is 500 `list too large` (Vault's tools follow no pages).
+    public mutating func addKVRoutes(kv: KVService, tokens: TokenService, secretMountAlias: Bool, maxAnswerBytes: Int) {
         let mounts = VaultMounts(aliasEnabled: secretMountAlias)
         let tokenSecrets = TokenSecrets(tokens: tokens)
 
@@ -68,7 +69,7 @@ extension Router {
                 }
             }
         }
-        addKVMetadataRoutes(kv: kv, mounts: mounts, tokenSecrets: tokenSecrets)
+        addKVMetadataRoutes(kv: kv, mounts: mounts, tokenSecrets: tokenSecrets, maxAnswerBytes: maxAnswerBytes)
         add(.get, "/{mount}/config", access: .client, audit: .pathParameters, surface: .vault) { context in
             _ = try mounts.group(context)
             return .json(
@@ -81,7 +82,9 @@ extension Router {
         }
     }
 
-    private mutating func addKVMetadataRoutes(kv: KVService, mounts: VaultMounts, tokenSecrets: TokenSecrets) {
+    private mutating func addKVMetadataRoutes(
+        kv: KVService, mounts: VaultMounts, tokenSecrets: TokenSecrets, maxAnswerBytes: Int
+    ) {
         let list: RouteHandler = { context in
             let group = try mounts.group(context)
             let folder = context.parameters["path"] ?? ""
@@ -97,7 +100,9 @@ extension Router {
                 }
             }
             guard !names.isEmpty else { return .vaultNotFound }
-            return .json(VaultEnvelope(data: KVAnswer.keys(names)))
+            let answer = HTTPResponse.json(VaultEnvelope(data: KVAnswer.keys(names)))
+            guard answer.body.count <= maxAnswerBytes else { return .json(status: 500, VaultErrors(["list too large"])) }
+            return answer
         }
         add(.list, "/{mount}/metadata/{path*}", access: .client, audit: .pathParameters, surface: .vault, handler: list)
         add(.get, "/{mount}/metadata/{path*}", access: .client, audit: .pathParameters, surface: .vault) { context in
