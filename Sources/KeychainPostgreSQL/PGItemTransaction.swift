@@ -153,8 +153,11 @@ final class PGItemTransaction: ItemOperations {
     static func kvMetadata(of key: KVSecretKey, keyring: Keyring, on db: PGConnection) throws -> KVMetadata? {
         guard let row = try PGKVTable.secret(key, on: db) else { return nil }
         var metadata = row.metadata
-        metadata.customMetadata = try KVCustomMetadataEncoding.decode(
-            keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        // No custom metadata counts for nothing: the read of a secret without any opens one box.
+        if row.customMetadataBytes > 0 {
+            metadata.customMetadata = try KVCustomMetadataEncoding.decode(
+                keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        }
         return metadata
     }
 

@@ -10,6 +10,8 @@ enum PGKVTable {
     struct SecretRow {
         var metadata: KVMetadata
         let sealedCustomMetadata: [UInt8]
+        /// What the custom metadata counts for: 0 when there is none (nothing to open).
+        let customMetadataBytes: Int64
     }
 
     /// A version's row as stored, its data still sealed.
@@ -35,7 +37,7 @@ enum PGKVTable {
 
     private static let secretColumns = """
         max_versions, cas_required, delete_version_after, custom_metadata, current_version, oldest_version,
-        created_time, updated_time, metadata_version
+        created_time, updated_time, metadata_version, custom_metadata_bytes
         """
 
     static func secret(_ key: KVSecretKey, on db: PGConnection) throws -> SecretRow? {
@@ -47,7 +49,7 @@ enum PGKVTable {
                 currentVersion: Int(rows.int64(0, 4)), oldestVersion: Int(rows.int64(0, 5)),
                 createdTime: Date(millisecondsSince1970: rows.int64(0, 6)), updatedTime: Date(millisecondsSince1970: rows.int64(0, 7)),
                 metadataVersion: Int(rows.int64(0, 8))),
-            sealedCustomMetadata: rows.bytes(0, 3))
+            sealedCustomMetadata: rows.bytes(0, 3), customMetadataBytes: rows.int64(0, 9))
     }
 
     /// The bytes a secret's custom metadata counts for; nil when there is no such secret.
@@ -105,7 +107,7 @@ enum PGKVTable {
     ) throws {
         try db.execute(
             """
-            INSERT INTO kv_secrets (access_group, path, \(secretColumns), custom_metadata_bytes)
+            INSERT INTO kv_secrets (access_group, path, \(secretColumns))
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
             ON CONFLICT (access_group, path) DO UPDATE SET
                 max_versions = excluded.max_versions, cas_required = excluded.cas_required,

@@ -12,13 +12,15 @@ enum KVTable {
     struct SecretRow {
         var metadata: KVMetadata
         let sealedCustomMetadata: [UInt8]
+        /// What the custom metadata counts for: 0 when there is none (nothing to open).
+        let customMetadataBytes: Int64
     }
 
     // MARK: Reading
 
     private static let secretColumns = """
         max_versions, cas_required, delete_version_after, custom_metadata, current_version, oldest_version,
-        created_time, updated_time, metadata_version
+        created_time, updated_time, metadata_version, custom_metadata_bytes
         """
 
     static func secret(_ key: KVSecretKey, on db: SQLiteConnection) throws -> SecretRow? {
@@ -31,7 +33,7 @@ enum KVTable {
                     currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
                     createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
                     metadataVersion: Int(row.int64(8))),
-                sealedCustomMetadata: row.blob(3))
+                sealedCustomMetadata: row.blob(3), customMetadataBytes: row.int64(9))
         }.first
     }
 
@@ -106,7 +108,7 @@ enum KVTable {
     ) throws {
         try db.execute(
             """
-            INSERT OR REPLACE INTO kv_secrets (access_group, path, \(secretColumns), custom_metadata_bytes)
+            INSERT OR REPLACE INTO kv_secrets (access_group, path, \(secretColumns))
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [

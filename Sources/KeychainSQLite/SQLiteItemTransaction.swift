@@ -177,8 +177,11 @@ final class SQLiteItemTransaction: ItemOperations {
     static func kvMetadata(of key: KVSecretKey, keyring: Keyring, on db: SQLiteConnection) throws -> KVMetadata? {
         guard let row = try KVTable.secret(key, on: db) else { return nil }
         var metadata = row.metadata
-        metadata.customMetadata = try KVCustomMetadataEncoding.decode(
-            keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        // No custom metadata counts for nothing: the read of a secret without any opens one box.
+        if row.customMetadataBytes > 0 {
+            metadata.customMetadata = try KVCustomMetadataEncoding.decode(
+                keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        }
         return metadata
     }
 

@@ -42,6 +42,10 @@ import Testing
         for key in ["request_id", "lease_id", "renewable", "lease_duration", "wrap_info", "auth"] {
             #expect(written.json[key] != nil, "no \(key)")
         }
+        let requestID = try #require(written.json["request_id"]?.stringValue)
+        #expect(requestID.utf8.count == 36 && requestID.split(separator: "-").map(\.count) == [8, 4, 4, 4, 12])
+        #expect(requestID.allSatisfy { $0 == "-" || $0.isHexDigit && !$0.isUppercase })
+        #expect(requestID != vault(.get, "/v1/team/data/db/primary").json["request_id"]?.stringValue)
         #expect(vault(.put, "/v1/team/data/db/primary", body: #"{"data":{"password":"two"}}"#).status == 200)
 
         let read = vault(.get, "/v1/team/data/db/primary")

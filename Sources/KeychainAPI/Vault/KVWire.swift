@@ -230,10 +230,12 @@ public enum KVAnswer {
     public static func versionMetadata(
         _ version: KVVersion, custom: [String: String], now: Date, into writer: inout JSONWriter
     ) {
-        writer.member("created_time", RFC3339.format(version.createdTime))
+        writer.key("created_time")
+        writer.date(version.createdTime)
         writer.key("custom_metadata")
         customMetadata(custom, into: &writer)
-        writer.member("deletion_time", version.deletionTime.map { RFC3339.format($0) } ?? "")
+        writer.key("deletion_time")
+        if let deletionTime = version.deletionTime { writer.date(deletionTime) } else { writer.string("") }
         writer.member("destroyed", version.destroyed)
         writer.member("version", version.number)
     }

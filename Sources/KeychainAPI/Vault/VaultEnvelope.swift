@@ -46,15 +46,27 @@ public struct VaultEnvelope: JSONAnswer {
         }
     }
 
-    /// 128 random bits in a UUID's 8-4-4-4-12 hex form.
+    /// 128 random bits in a UUID's 8-4-4-4-12 hex form (written byte by byte: every answer of
+    /// this surface carries one).
     public static func randomRequestID() -> String {
         var generator = SystemRandomNumberGenerator()
-        let high: UInt64 = generator.next()
-        let low: UInt64 = generator.next()
-        let hex = String(high, radix: 16).leftPadded(16) + String(low, radix: 16).leftPadded(16)
-        let utf8 = Array(hex.utf8)
-        let groups = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(decoding: utf8[$0], as: UTF8.self) }
-        return groups.joined(separator: "-")
+        var random = (generator.next() as UInt64, generator.next() as UInt64)
+        let digits: StaticString = "0123456789abcdef"
+        return withUnsafeBytes(of: &random) { bytes in
+            String(unsafeUninitializedCapacity: 36) { text in
+                var at = 0
+                for (index, byte) in bytes.enumerated() {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        text[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    text[at] = digits.utf8Start[Int(byte >> 4)]
+                    text[at + 1] = digits.utf8Start[Int(byte & 0x0F)]
+                    at += 2
+                }
+                return at
+            }
+        }
     }
 }
 
@@ -74,8 +86,3 @@ public struct VaultErrors: JSONAnswer {
     }
 }
 
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        utf8.count >= width ? self : String(repeating: "0", count: width - utf8.count) + self
-    }
-}
