@@ -213,4 +213,39 @@ import Testing
         #expect(listed.status == 500)
         #expect(listed.json == .object([("errors", .array([.string("list too large")]))]))
     }
+
+    @Test func aLockedVaultIsSealedOnEveryKVAndTokensRoute() throws {
+        _ = vault(.post, "/v1/team/data/x", body: #"{"data":{"a":"b"}}"#)
+        _ = server.send(.put, "/v1/tokens/github?accessGroup=team", token: token, body: #"{"accessToken":"t"}"#)
+        #expect(server.send(.post, "/v1/admin/lock", token: server.adminToken).status == 200)
+        for (method, target, body) in [
+            (HTTPMethod.get, "/v1/team/data/x", nil), (.post, "/v1/team/data/x", #"{"data":{}}"#),
+            (.get, "/v1/team/data/nothing", nil), (.list, "/v1/team/metadata/", nil), (.get, "/v1/team/metadata/x", nil),
+            (.delete, "/v1/team/data/x", nil), (.get, "/v1/team/data/tokens/github", nil),
+            (.post, "/v1/team/data/tokens/github", #"{"data":{"access_token":"u"}}"#),
+        ] as [(HTTPMethod, String, String?)] {
+            let answer = vault(method, target, body: body)
+            #expect(answer.status == 503, "\(method) \(target)")
+            #expect(answer.json == .object([("errors", .array([.string("Vault is sealed")]))]), "\(method) \(target)")
+        }
+    }
+
+    @Test func everyVersionCountsAgainstTheGroupsQuota() throws {
+        let small = try TestServer(TestApp { $0.quotaSecretBytes = 100 })
+        let token = try small.client("q", groups: ["q"])
+        let body = #"{"data":{"v":"\#(String(repeating: "x", count: 30))"}}"#
+        let call = { (method: HTTPMethod, target: String, body: String?) in
+            small.app.respond(method, target, body: body, headers: [("X-Vault-Token", token)])
+        }
+        // The item holds the current version's 38 bytes, the history every version's.
+        #expect(call(.post, "/v1/q/data/a", body).status == 200)
+        let refused = call(.post, "/v1/q/data/a", body)
+        #expect(refused.status == 400)
+        guard case .array(let errors)? = refused.json["errors"], errors.count == 1, let message = errors[0].stringValue else {
+            Issue.record("no error message: \(refused.json)")
+            return
+        }
+        #expect(message.contains("quota"), "\(message)")
+        #expect(call(.get, "/v1/q/metadata/a", nil).json["data"]?["current_version"] == .integer(1))
+    }
 }
