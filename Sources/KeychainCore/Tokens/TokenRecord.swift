@@ -24,10 +24,13 @@ public struct TokenRecord: Sendable, Equatable {
     /// The lifetime the token was issued with, in seconds: what a renewal without `increment`
     /// grants. Nil for a token that never expires.
     public let ttlSeconds: Int64?
+    /// When `renew-self` last set `expiresAt`; nil until a renewal (Vault's lookup answers
+    /// `last_renewal` from it).
+    public var lastRenewal: Date?
 
     public init(
         accessor: String, source: Source, subject: String?, issuedAt: Date, expiresAt: Date?, maxExpiresAt: Date?,
-        ttlSeconds: Int64?
+        ttlSeconds: Int64?, lastRenewal: Date? = nil
     ) {
         self.accessor = accessor
         self.source = source
@@ -36,6 +39,7 @@ public struct TokenRecord: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.maxExpiresAt = maxExpiresAt
         self.ttlSeconds = ttlSeconds
+        self.lastRenewal = lastRenewal
     }
 
     /// Whether `renew-self` may extend it: every token that expires.

@@ -32,11 +32,12 @@ extension Router {
         add(.post, "/auth/token/renew-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             let request = try RenewRequest(decoding: context.request.body.isEmpty ? nil : context.jsonBody())
             let holder = try current(context)
-            let now = clock()
+            // To the millisecond, as stores keep it: the renewal's time is recorded (`lastRenewal`).
+            let now = clock().truncatedToMilliseconds
             guard let expiresAt = holder.token.renewedExpiry(at: now, increment: request.incrementSeconds) else {
                 throw KeychainError.param("this token is not renewable: it never expires")
             }
-            guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt) else {
+            guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt, now: now) else {
                 throw AuthenticationRefusal.unknown.error
             }
             return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: presented(context), now: now))
