@@ -191,7 +191,7 @@ public struct ClientStoreConformance: Sendable {
         let later = renewedAt.addingTimeInterval(60)
         let renewed = try #require(try clients.renewToken(accessor: token.record.accessor, expiresAt: later, now: renewedAt))
         #expect(renewed.expiresAt == later && renewed.maxExpiresAt == token.record.maxExpiresAt && renewed.ttlSeconds == 60)
-        #expect(renewed.lastRenewal == renewedAt)
+        #expect(renewed.lastRenewal == renewedAt && renewed.grantedSeconds == 60)
         #expect(try clients.holder(ofTokenHash: [3, 1])?.token == renewed)
         #expect(try clients.holder(ofAccessor: token.record.accessor)?.token == renewed)
         #expect(try clients.tokens(of: .client("svc"), now: Date()) == [renewed])

@@ -74,6 +74,15 @@ public struct TokenRecord: Sendable, Equatable {
         return max(0, Int64((expiresAt.timeIntervalSince(now)).rounded(.down)))
     }
 
+    /// The lifetime the latest renewal (or, before one, the issue) granted, in seconds: from then
+    /// to `expiresAt`, to the nearest second (both are kept to the millisecond, the expiry cut
+    /// down), so a renewal by an hour grants 3600 whenever it is answered. Nil for a token that
+    /// never expires.
+    public var grantedSeconds: Int64? {
+        guard let expiresAt else { return nil }
+        return Int64(expiresAt.timeIntervalSince(lastRenewal ?? issuedAt).rounded())
+    }
+
     /// The expiry a renewal at `now` by `increment` seconds (the issue TTL when nil) gives:
     /// never past `maxExpiresAt`, never before the current expiry (a renewal only extends).
     public func renewedExpiry(at now: Date, increment: Int64?) -> Date? {
