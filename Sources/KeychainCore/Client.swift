@@ -86,8 +86,9 @@ public protocol ClientStore: Sendable {
     func tokens(of owner: TokenOwner, now: Date) throws -> [TokenRecord]
     /// Whether an admin client holds a token that never expires.
     func adminHasTokenWithoutExpiry() throws -> Bool
-    /// Sets a token's expiry (a renewal); the record as stored after, nil when there is no such token.
-    func renewToken(accessor: String, expiresAt: Date) throws -> TokenRecord?
+    /// Sets a token's expiry and records `now` as its `lastRenewal` (a renewal); the record as
+    /// stored after, nil when there is no such token.
+    func renewToken(accessor: String, expiresAt: Date, now: Date) throws -> TokenRecord?
     /// Revokes one token; false when there is no such token.
     func revokeToken(accessor: String, now: Date) throws -> Bool
     /// Revokes every token a login role issued; how many.

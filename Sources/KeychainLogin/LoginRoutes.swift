@@ -42,7 +42,11 @@ extension Router {
             let result = Result { () throws(WorkloadLogin.Failure) in try login.login(role: request.role, jwt: request.jwt) }
             switch result {
             case .success(let (token, holder)):
-                var response = HTTPResponse.json(AuthAnswer.loggedIn(holder, token: token, now: clock()))
+                // A login carries no token to tell the callers apart; every tool written for Vault
+                // (hvac, the Go client under bao, its agent and the External Secrets Operator)
+                // sends `X-Vault-Request`, keychaind's own clients do not.
+                let caller: AuthAnswer.Caller = context.request.header("x-vault-request") == nil ? .native : .vaultTool
+                var response = HTTPResponse.json(AuthAnswer.loggedIn(holder, token: token, now: clock(), caller: caller))
                 response.issuedToken = holder.token
                 return response
             case .failure(let failure):

@@ -66,8 +66,8 @@ final class PGClientStore: ClientStore {
         try withConnection { db in try PGTokenTable.adminHasTokenWithoutExpiry(on: db) }
     }
 
-    func renewToken(accessor: String, expiresAt: Date) throws -> TokenRecord? {
-        try withConnection { db in try PGTokenTable.renew(accessor: accessor, expiresAt: expiresAt, on: db) }
+    func renewToken(accessor: String, expiresAt: Date, now: Date) throws -> TokenRecord? {
+        try withConnection { db in try PGTokenTable.renew(accessor: accessor, expiresAt: expiresAt, now: now, on: db) }
     }
 
     func revokeToken(accessor: String, now: Date) throws -> Bool {

@@ -269,7 +269,9 @@ extension PGMigrations {
     /// so that the primary key orders paths by their bytes (a prefix listing reads it in order);
     /// a secret's versions go with it (foreign key, ON DELETE CASCADE, besides the store removing
     /// them to give their bytes back). `cluster_state.cluster_id` is the vault's cluster id, a
-    /// random UUID made here once for every node sharing the database.
+    /// random UUID made here once for every node sharing the database. `tokens.last_renewal` as
+    /// on SQLite: nullable, so the trigger of migration 6 that carries an older release's token
+    /// into `tokens` (naming its columns) inserts as before.
     static let version7 = #"""
         CREATE TABLE kv_secrets (
             access_group text COLLATE "C" NOT NULL,
@@ -300,5 +302,6 @@ extension PGMigrations {
         );
         ALTER TABLE cluster_state ADD COLUMN cluster_id text NOT NULL DEFAULT gen_random_uuid()::text;
         ALTER TABLE cluster_state ALTER COLUMN cluster_id DROP DEFAULT;
+        ALTER TABLE tokens ADD COLUMN last_renewal bigint;
         """#
 }

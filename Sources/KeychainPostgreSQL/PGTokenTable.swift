@@ -3,9 +3,10 @@ import KeychainCore
 import KeychainStore
 
 /// The `tokens` table on PostgreSQL (migration 6), as `TokenTable` on SQLite: every token's hash
-/// (UNIQUE) and record. A client's token goes with its client (foreign key, ON DELETE CASCADE).
+/// (UNIQUE) and record, its last renewal (`last_renewal`, migration 7). A client's token goes
+/// with its client (foreign key, ON DELETE CASCADE).
 enum PGTokenTable {
-    private static let columns = "t.accessor, t.client, t.login_role, t.subject, t.access_groups, t.issued, t.expires, t.max_expires, t.ttl"
+    private static let columns = "t.accessor, t.client, t.login_role, t.subject, t.access_groups, t.issued, t.expires, t.max_expires, t.ttl, t.last_renewal"
     private static let holderQuery = """
         SELECT \(columns), c.name, c.access_groups, c.role, c.created, c.token_ttl, c.token_max_ttl, t.token_hash
         FROM tokens t LEFT JOIN clients c ON c.name = t.client
@@ -26,14 +27,14 @@ enum PGTokenTable {
     static func holder(forTokenHash tokenHash: [UInt8], on db: PGConnection) throws -> (TokenHolder, storedHash: [UInt8])? {
         let rows = try db.execute("\(holderQuery) WHERE t.token_hash = $1", [.bytea(tokenHash)])
         guard rows.count == 1, let holder = try holder(rows, 0) else { return nil }
-        return (holder, rows.bytes(0, 15))
+        return (holder, rows.bytes(0, 16))
     }
 
     /// The holder of a token and its hash.
     static func holder(ofAccessor accessor: String, on db: PGConnection) throws -> (TokenHolder, hash: [UInt8])? {
         let rows = try db.execute("\(holderQuery) WHERE t.accessor = $1", [.text(accessor)])
         guard rows.count == 1, let holder = try holder(rows, 0) else { return nil }
-        return (holder, rows.bytes(0, 15))
+        return (holder, rows.bytes(0, 16))
     }
 
     static func live(of owner: TokenOwner, now: Date, on db: PGConnection) throws -> [TokenRecord] {
@@ -84,10 +85,10 @@ enum PGTokenTable {
         ).count == 1
     }
 
-    static func renew(accessor: String, expiresAt: Date, on db: PGConnection) throws -> TokenRecord? {
+    static func renew(accessor: String, expiresAt: Date, now: Date, on db: PGConnection) throws -> TokenRecord? {
         let rows = try db.execute(
-            "UPDATE tokens t SET expires = $1 WHERE accessor = $2 RETURNING \(columns)",
-            [.int8(expiresAt.millisecondsSince1970), .text(accessor)])
+            "UPDATE tokens t SET expires = $1, last_renewal = $2 WHERE accessor = $3 RETURNING \(columns)",
+            [.int8(expiresAt.millisecondsSince1970), .int8(now.millisecondsSince1970), .text(accessor)])
         return rows.count == 1 ? try stored(rows, 0).record() : nil
     }
 
@@ -123,11 +124,12 @@ enum PGTokenTable {
         StoredToken(
             accessor: rows.text(row, 0), client: rows.optionalText(row, 1), loginRole: rows.optionalText(row, 2),
             subject: rows.optionalText(row, 3), loginGroupsJSON: rows.optionalText(row, 4), issued: rows.int64(row, 5),
-            expires: rows.optionalInt64(row, 6), maxExpires: rows.optionalInt64(row, 7), ttl: rows.optionalInt64(row, 8))
+            expires: rows.optionalInt64(row, 6), maxExpires: rows.optionalInt64(row, 7), ttl: rows.optionalInt64(row, 8),
+            lastRenewal: rows.optionalInt64(row, 9))
     }
 
     private static func holder(_ rows: PGRows, _ row: Int) throws -> TokenHolder? {
-        let client = rows.isNull(row, 9) ? nil : try PGClientTable.client(rows, row, first: 9)
+        let client = rows.isNull(row, 10) ? nil : try PGClientTable.client(rows, row, first: 10)
         return try stored(rows, row).holder(client: client)
     }
 }

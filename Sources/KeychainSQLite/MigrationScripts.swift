@@ -229,6 +229,8 @@ extension Migrations {
     /// A secret's versions are removed with it by the store (no foreign keys on SQLite). Dates are
     /// milliseconds since 1970, as the items' and tokens'. `vault_identity` holds the vault's
     /// cluster id, a random UUID (version 4, lowercase) made here, for a new database or an old one.
+    /// `tokens.last_renewal` is when a token was last renewed (NULL until then; Vault's lookup
+    /// answers it).
     static let version6 = #"""
         CREATE TABLE kv_secrets (
             access_group TEXT NOT NULL,
@@ -264,5 +266,6 @@ extension Migrations {
             SELECT 1, substr(h, 1, 8) || '-' || substr(h, 9, 4) || '-4' || substr(h, 14, 3) || '-'
                 || substr('89ab', 1 + (random() & 3), 1) || substr(h, 18, 3) || '-' || substr(h, 21, 12)
             FROM (SELECT lower(hex(randomblob(16))) AS h);
+        ALTER TABLE tokens ADD COLUMN last_renewal INTEGER;
         """#
 }

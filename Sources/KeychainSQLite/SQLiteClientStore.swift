@@ -73,8 +73,8 @@ public final class SQLiteClientStore: ClientStore {
         try read { db in try TokenTable.adminHasTokenWithoutExpiry(on: db) }
     }
 
-    public func renewToken(accessor: String, expiresAt: Date) throws -> TokenRecord? {
-        try write(durable: false) { db in try TokenTable.renew(accessor: accessor, expiresAt: expiresAt, on: db) }
+    public func renewToken(accessor: String, expiresAt: Date, now: Date) throws -> TokenRecord? {
+        try write(durable: false) { db in try TokenTable.renew(accessor: accessor, expiresAt: expiresAt, now: now, on: db) }
     }
 
     public func revokeToken(accessor: String, now: Date) throws -> Bool {

@@ -4,9 +4,10 @@ import KeychainStore
 
 /// The `tokens` table (migration 5): every token's hash (UNIQUE, so a lookup by it walks that
 /// index) and record, a client's (`client`) or a login role's (`login_role`, with the groups it
-/// granted). Times in milliseconds since 1970.
+/// granted), and when it was last renewed (`last_renewal`, migration 6; NULL before). Times in
+/// milliseconds since 1970.
 enum TokenTable {
-    private static let columns = "t.accessor, t.client, t.login_role, t.subject, t.access_groups, t.issued, t.expires, t.max_expires, t.ttl"
+    private static let columns = "t.accessor, t.client, t.login_role, t.subject, t.access_groups, t.issued, t.expires, t.max_expires, t.ttl, t.last_renewal"
     /// A token's columns, its client's (NULL for a login token) and the stored hash.
     private static let holderQuery = """
         SELECT \(columns), c.name, c.access_groups, c.role, c.created, c.token_ttl, c.token_max_ttl, t.token_hash
@@ -28,14 +29,14 @@ enum TokenTable {
     /// The holder of the token whose hash is `tokenHash` and the hash as stored, nil when there is none.
     static func holder(forTokenHash tokenHash: [UInt8], on db: SQLiteConnection) throws -> (TokenHolder, storedHash: [UInt8])? {
         try db.query("\(holderQuery) WHERE t.token_hash = ?", [.blob(tokenHash)]) { row in
-            try holder(from: row).map { ($0, row.blob(15)) }
+            try holder(from: row).map { ($0, row.blob(16)) }
         }.first ?? nil
     }
 
     /// The holder of a token and its hash.
     static func holder(ofAccessor accessor: String, on db: SQLiteConnection) throws -> (TokenHolder, hash: [UInt8])? {
         try db.query("\(holderQuery) WHERE t.accessor = ?", [.text(accessor)]) { row in
-            try holder(from: row).map { ($0, row.blob(15)) }
+            try holder(from: row).map { ($0, row.blob(16)) }
         }.first ?? nil
     }
 
@@ -87,10 +88,11 @@ enum TokenTable {
         ) ?? 0 > 0
     }
 
-    /// Sets a token's expiry; the record after, nil when there is no such token.
-    static func renew(accessor: String, expiresAt: Date, on db: SQLiteConnection) throws -> TokenRecord? {
+    /// Sets a token's expiry and its renewal time; the record after, nil when there is no such token.
+    static func renew(accessor: String, expiresAt: Date, now: Date, on db: SQLiteConnection) throws -> TokenRecord? {
         guard try db.execute(
-            "UPDATE tokens SET expires = ? WHERE accessor = ?", [.integer(expiresAt.millisecondsSince1970), .text(accessor)]) > 0
+            "UPDATE tokens SET expires = ?, last_renewal = ? WHERE accessor = ?",
+            [.integer(expiresAt.millisecondsSince1970), .integer(now.millisecondsSince1970), .text(accessor)]) > 0
         else { return nil }
         return try db.query("SELECT \(columns) FROM tokens t WHERE t.accessor = ?", [.text(accessor)]) {
             try stored(from: $0).record()
@@ -133,12 +135,12 @@ enum TokenTable {
         StoredToken(
             accessor: row.text(0), client: row.optionalText(1), loginRole: row.optionalText(2), subject: row.optionalText(3),
             loginGroupsJSON: row.optionalText(4), issued: row.int64(5), expires: row.optionalInt64(6),
-            maxExpires: row.optionalInt64(7), ttl: row.optionalInt64(8))
+            maxExpires: row.optionalInt64(7), ttl: row.optionalInt64(8), lastRenewal: row.optionalInt64(9))
     }
 
     /// A holder from a row of `holderQuery`.
     private static func holder(from row: SQLiteStatement) throws -> TokenHolder? {
-        let client = row.isNull(9) ? nil : try ClientTable.client(from: row, first: 9)
+        let client = row.isNull(10) ? nil : try ClientTable.client(from: row, first: 10)
         return try stored(from: row).holder(client: client)
     }
 }

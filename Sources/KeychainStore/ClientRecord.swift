@@ -42,10 +42,11 @@ package struct StoredToken {
     package var expires: Int64?
     package var maxExpires: Int64?
     package var ttl: Int64?
+    package var lastRenewal: Int64?
 
     package init(
         accessor: String, client: String?, loginRole: String?, subject: String?, loginGroupsJSON: String?, issued: Int64,
-        expires: Int64?, maxExpires: Int64?, ttl: Int64?
+        expires: Int64?, maxExpires: Int64?, ttl: Int64?, lastRenewal: Int64?
     ) {
         self.accessor = accessor
         self.client = client
@@ -56,6 +57,7 @@ package struct StoredToken {
         self.expires = expires
         self.maxExpires = maxExpires
         self.ttl = ttl
+        self.lastRenewal = lastRenewal
     }
 
     /// The columns of `token`; `loginGroups` for a login token.
@@ -70,7 +72,7 @@ package struct StoredToken {
             accessor: token.accessor, client: client, loginRole: loginRole, subject: token.subject,
             loginGroupsJSON: try loginGroups.map(ClientRecord.encode), issued: token.issuedAt.millisecondsSince1970,
             expires: token.expiresAt?.millisecondsSince1970, maxExpires: token.maxExpiresAt?.millisecondsSince1970,
-            ttl: token.ttlSeconds)
+            ttl: token.ttlSeconds, lastRenewal: token.lastRenewal?.millisecondsSince1970)
     }
 
     package func record() throws -> TokenRecord {
@@ -85,7 +87,8 @@ package struct StoredToken {
         return TokenRecord(
             accessor: accessor, source: source, subject: subject, issuedAt: Date(millisecondsSince1970: issued),
             expiresAt: expires.map(Date.init(millisecondsSince1970:)),
-            maxExpiresAt: maxExpires.map(Date.init(millisecondsSince1970:)), ttlSeconds: ttl)
+            maxExpiresAt: maxExpires.map(Date.init(millisecondsSince1970:)), ttlSeconds: ttl,
+            lastRenewal: lastRenewal.map(Date.init(millisecondsSince1970:)))
     }
 
     /// Its holder: `client` (the row joined) for a client's token, one made of the token's own

@@ -171,8 +171,9 @@ public struct ClientStoreConformance: Sendable {
         #expect(try clients.holder(ofTokenHash: [5, 5]) == nil)
     }
 
-    /// A client with a lifetime: its token expires, renews (the record as stored after), is
-    /// listed while live and found (for its caller to refuse) once expired, then purged.
+    /// A client with a lifetime: its token expires, renews (the record as stored after, the
+    /// renewal's time recorded and read back by every lookup), is listed while live and found
+    /// (for its caller to refuse) once expired, then purged.
     public func tokensExpireRenewAndArePurged() throws {
         let (clients, keepAlive) = try make()
         defer { withExtendedLifetime(keepAlive) {} }
@@ -185,12 +186,16 @@ public struct ClientStoreConformance: Sendable {
         let expired = try #require(try clients.holder(ofTokenHash: [3, 1]))
         #expect(expired.token.isExpired(at: Date()))
         #expect(try clients.tokens(of: .client("svc"), now: Date()).isEmpty)
-        let later = Date().addingTimeInterval(60).truncatedToMilliseconds
-        let renewed = try #require(try clients.renewToken(accessor: token.record.accessor, expiresAt: later))
+        #expect(expired.token.lastRenewal == nil)
+        let renewedAt = Date().truncatedToMilliseconds
+        let later = renewedAt.addingTimeInterval(60)
+        let renewed = try #require(try clients.renewToken(accessor: token.record.accessor, expiresAt: later, now: renewedAt))
         #expect(renewed.expiresAt == later && renewed.maxExpiresAt == token.record.maxExpiresAt && renewed.ttlSeconds == 60)
-        #expect(try clients.holder(ofTokenHash: [3, 1])?.token.expiresAt == later)
+        #expect(renewed.lastRenewal == renewedAt && renewed.grantedSeconds == 60)
+        #expect(try clients.holder(ofTokenHash: [3, 1])?.token == renewed)
+        #expect(try clients.holder(ofAccessor: token.record.accessor)?.token == renewed)
         #expect(try clients.tokens(of: .client("svc"), now: Date()) == [renewed])
-        #expect(try clients.renewToken(accessor: TokenAccessor.format(Array(repeating: 0, count: 16)), expiresAt: later) == nil)
+        #expect(try clients.renewToken(accessor: TokenAccessor.format(Array(repeating: 0, count: 16)), expiresAt: later, now: renewedAt) == nil)
         #expect(try clients.purgeTokens(expiredBefore: Date()) == 0)
         // A token that expired two hours ago: found (for its caller to refuse) until purged.
         let old = Self.token(.client("old"), hash: [3, 2], expiresIn: 60, issuedAt: Date().addingTimeInterval(-7260))

@@ -108,10 +108,11 @@ public final class InMemoryClientStore: ClientStore {
         }
     }
 
-    public func renewToken(accessor: String, expiresAt: Date) throws -> TokenRecord? {
+    public func renewToken(accessor: String, expiresAt: Date, now: Date) throws -> TokenRecord? {
         state.withLock { state in
             guard let index = state.tokens.firstIndex(where: { $0.record.accessor == accessor }) else { return nil }
             state.tokens[index].record.expiresAt = expiresAt
+            state.tokens[index].record.lastRenewal = now.truncatedToMilliseconds
             return state.tokens[index].record
         }
     }

@@ -60,6 +60,8 @@ import Testing
             let auth = try #require(json["auth"] as? [String: Any])
             #expect(auth["client_token"] as? String == token && auth["accessor"] as? String == json["accessor"] as? String)
             #expect(auth["policies"] as? [String] == ["payments"] && auth["token_type"] as? String == "service")
+            // The TTL granted, the role's tokenTTL, as OpenBao answers it (not the seconds left by now).
+            #expect(auth["lease_duration"] as? Int == 600 && auth["renewable"] as? Bool == true)
             #expect((auth["metadata"] as? [String: String]) == ["role": "payments", "subject": OIDCIssuer.subject])
             #expect(!login.text.contains(jwt))
             // The token works within its role's groups and nowhere else.
@@ -78,6 +80,13 @@ import Testing
         #expect(!clients.text.contains("jwt:"))
         let listed = try fixture.http.send("GET", "/v1/admin/tokens?role=payments", token: fixture.admin)
         #expect((listed.json["tokens"] as? [Any])?.count == 4)
+        // A tool written for Vault (it sends X-Vault-Request) reads Vault's envelope: the top-level
+        // `renewable` is the lease's, false, as OpenBao answers; the token's is in `auth`.
+        let body = try JSONSerialization.data(withJSONObject: ["role": "payments", "jwt": try fixture.issuer.mint()])
+        let vaultTool = try fixture.http.send("POST", "/v1/auth/jwt/login", headers: ["X-Vault-Request": "true"], body: body)
+        #expect(vaultTool.status == 200 && vaultTool.json["renewable"] as? Bool == false)
+        #expect((vaultTool.json["auth"] as? [String: Any])?["renewable"] as? Bool == true)
+        #expect((vaultTool.json["auth"] as? [String: Any])?["lease_duration"] as? Int == 600)
     }
 
     /// Every check a JWT must pass, each refused 401 errSecAuthFailed naming it (and Vault's

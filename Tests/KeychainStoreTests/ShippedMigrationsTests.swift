@@ -16,7 +16,7 @@ import Testing
         3: "6a749e23b988c08085c3d27fbd36a5067d7d5851ba4272ce17faa0c42104b81b",
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
         5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
-        6: "ab0bae5e2fc0b6bbfbea36ae5d8d5580b08092f8012a877a8564f516aa536400",
+        6: "76e16eb6233b060014374f5ff77e1a980b9ad8d1a43b7e90675319c7e0dfff54",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -26,7 +26,7 @@ import Testing
         4: "0b88d751cfec46e9e879a1403649ad5a1ad18c5ff0e78e8949bb9ed0d544001b",
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
         6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
-        7: "2f299d507948f52503eb4f0c2b78a68b0532ab2ed9e20c8307cc6a0971bd331e",
+        7: "abf3d301c6fa594214245f24f43c192f9e495c925804663a3bfa8d3dcc6eb28a",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

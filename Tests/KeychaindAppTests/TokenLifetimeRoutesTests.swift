@@ -88,6 +88,43 @@ import Testing
         #expect(reissued.status == 200 && reissued.json["expiresAt"] != .null && reissued.json["accessor"] != .string(accessor))
     }
 
+    /// A renewal answers the lifetime it granted (`auth.lease_duration`, as OpenBao: not a second
+    /// short), and is recorded: lookup-self answers `last_renewal` once there was one. The
+    /// top-level `renewable` is the token's for a bearer, Vault's (false) for `X-Vault-Token`.
+    @Test func aRenewalAnswersTheTTLItGrantedAndIsRecorded() throws {
+        let server = try TestServer()
+        let created = server.send(
+            .post, "/v1/admin/clients", token: server.adminToken,
+            body: #"{"name":"svc","accessGroups":["svc"],"ttl":3600,"maxTtl":7200}"#)
+        let token = try #require(created.json["token"]?.stringValue)
+        let vault = [(name: "X-Vault-Token", value: token)]
+
+        let before = server.send(.get, "/v1/auth/token/lookup-self", token: token)
+        #expect(before.json["renewable"] == .bool(true) && before.json["data"]?["renewable"] == .bool(true))
+        #expect(before.json["data"]?["last_renewal"] == nil && before.json["data"]?["last_renewal_time"] == nil)
+        #expect(integer(before.json["data"]?["creation_ttl"]) == 3600 && integer(before.json["data"]?["explicit_max_ttl"]) == 7200)
+        #expect((3599...3600).contains(integer(before.json["data"]?["ttl"]) ?? 0))
+        let vaultLookup = server.app.respond(.get, "/v1/auth/token/lookup-self", headers: vault).json
+        #expect(vaultLookup["renewable"] == .bool(false) && vaultLookup["data"]?["renewable"] == .bool(true))
+        // `self` is keychaind's own answer, whichever header carried the token.
+        #expect(server.app.respond(.get, "/v1/auth/token/self", headers: vault).json["renewable"] == .bool(true))
+
+        let renewed = server.send(.post, "/v1/auth/token/renew-self", token: token)
+        #expect(renewed.status == 200 && renewed.json["renewable"] == .bool(true))
+        #expect(integer(renewed.json["auth"]?["lease_duration"]) == 3600 && renewed.json["auth"]?["renewable"] == .bool(true))
+        let longer = server.app.respond(.post, "/v1/auth/token/renew-self", body: #"{"increment":"90m"}"#, headers: vault)
+        #expect(longer.status == 200 && longer.json["renewable"] == .bool(false))
+        #expect(integer(longer.json["auth"]?["lease_duration"]) == 5400 && longer.json["auth"]?["renewable"] == .bool(true))
+        let expiresAt = try #require(longer.json["expiresAt"]?.stringValue.flatMap(RFC3339.parse))
+
+        let after = server.send(.get, "/v1/auth/token/lookup-self", token: token).json["data"]
+        let lastRenewal = try #require(after?["last_renewal"]?.stringValue.flatMap(RFC3339.parse))
+        #expect(abs(expiresAt.timeIntervalSince(lastRenewal) - 5400) < 0.01)
+        #expect(integer(after?["last_renewal_time"]) == Int64(lastRenewal.timeIntervalSince1970.rounded(.down)))
+        #expect((5399...5400).contains(integer(after?["ttl"]) ?? 0))
+        #expect(integer(after?["creation_ttl"]) == 3600 && integer(after?["explicit_max_ttl"]) == 7200)
+    }
+
     @Test func anAdminRevokesByAccessorAndATokenRevokesItself() throws {
         let server = try TestServer()
         let token = try server.client("app", groups: ["app"])

@@ -184,4 +184,34 @@ struct VaultSysRoutesTests {
         let bearer = try app.send(.get, "/v1/auth/token/lookup-self", token: token)
         #expect(bearer.json["data"]?["id"] == .string(token))
     }
+
+    /// A token that expires, as OpenBao answers its lookups and renewals to `X-Vault-Token`: the
+    /// envelope's `renewable` false (the token's is in `data` and `auth`), `auth.lease_duration`
+    /// the TTL granted, `last_renewal` and `last_renewal_time` once renewed.
+    @Test func renewSelfAndLookupSelfAnswerOpenBaosLeaseFields() throws {
+        let app = try TestApp()
+        defer { app.stop() }
+        let made = try app.send(
+            .post, "/v1/admin/clients", token: app.adminToken, body: #"{"name":"app","accessGroups":["team"],"ttl":3600,"maxTtl":7200}"#)
+        let token = try #require(made.json["token"]?.stringValue)
+        let vault = [(name: "X-Vault-Token", value: token)]
+        let lookup = try app.send(.get, "/v1/auth/token/lookup-self", headers: vault)
+        #expect(lookup.json["renewable"] == .bool(false) && lookup.json["lease_duration"] == .integer(0))
+        #expect(!Self.keys(lookup.json["data"]).contains("last_renewal"))
+
+        let renewed = try app.send(.post, "/v1/auth/token/renew-self", body: #"{"increment":"90m"}"#, headers: vault)
+        #expect(renewed.status == 200 && renewed.json["renewable"] == .bool(false) && renewed.json["lease_duration"] == .integer(0))
+        #expect(renewed.json["auth"]?["lease_duration"] == .integer(5400) && renewed.json["auth"]?["renewable"] == .bool(true))
+
+        let after = try app.send(.get, "/v1/auth/token/lookup-self", headers: vault)
+        #expect(after.json["renewable"] == .bool(false))
+        let data = after.json["data"]
+        #expect(Self.keys(data) == [
+            "accessor", "creation_time", "creation_ttl", "display_name", "entity_id", "expire_time", "explicit_max_ttl", "id",
+            "issue_time", "last_renewal", "last_renewal_time", "meta", "num_uses", "orphan", "path", "policies", "renewable", "ttl",
+            "type",
+        ])
+        #expect(data?["creation_ttl"] == .integer(3600) && data?["explicit_max_ttl"] == .integer(7200) && data?["renewable"] == .bool(true))
+        #expect(data?["last_renewal"]?.stringValue.flatMap(RFC3339.parse) != nil)
+    }
 }

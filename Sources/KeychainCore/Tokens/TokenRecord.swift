@@ -24,10 +24,13 @@ public struct TokenRecord: Sendable, Equatable {
     /// The lifetime the token was issued with, in seconds: what a renewal without `increment`
     /// grants. Nil for a token that never expires.
     public let ttlSeconds: Int64?
+    /// When `renew-self` last set `expiresAt`; nil until a renewal (Vault's lookup answers
+    /// `last_renewal` from it).
+    public var lastRenewal: Date?
 
     public init(
         accessor: String, source: Source, subject: String?, issuedAt: Date, expiresAt: Date?, maxExpiresAt: Date?,
-        ttlSeconds: Int64?
+        ttlSeconds: Int64?, lastRenewal: Date? = nil
     ) {
         self.accessor = accessor
         self.source = source
@@ -36,6 +39,7 @@ public struct TokenRecord: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.maxExpiresAt = maxExpiresAt
         self.ttlSeconds = ttlSeconds
+        self.lastRenewal = lastRenewal
     }
 
     /// Whether `renew-self` may extend it: every token that expires.
@@ -68,6 +72,15 @@ public struct TokenRecord: Sendable, Equatable {
     public func secondsLeft(at now: Date) -> Int64? {
         guard let expiresAt else { return nil }
         return max(0, Int64((expiresAt.timeIntervalSince(now)).rounded(.down)))
+    }
+
+    /// The lifetime the latest renewal (or, before one, the issue) granted, in seconds: from then
+    /// to `expiresAt`, to the nearest second (both are kept to the millisecond, the expiry cut
+    /// down), so a renewal by an hour grants 3600 whenever it is answered. Nil for a token that
+    /// never expires.
+    public var grantedSeconds: Int64? {
+        guard let expiresAt else { return nil }
+        return Int64(expiresAt.timeIntervalSince(lastRenewal ?? issuedAt).rounded())
     }
 
     /// The expiry a renewal at `now` by `increment` seconds (the issue TTL when nil) gives:

@@ -19,27 +19,33 @@ extension Router {
             }
             return holder
         }
-        /// The token the caller presented (Vault's answers give it back as `id`, `client_token`).
-        @Sendable func presented(_ context: RequestContext) -> String {
-            (try? Credentials(context.request))?.token.map(String.init) ?? ""
+        /// The token the caller presented (Vault's answers give it back as `id`, `client_token`),
+        /// and who reads the answer: a tool written for Vault when it came in `X-Vault-Token`, as
+        /// for the routes' errors (`RouteSurface.vaultForVaultToken`).
+        @Sendable func presented(_ context: RequestContext) -> (token: String, caller: AuthAnswer.Caller) {
+            let credentials = try? Credentials(context.request)
+            return (credentials?.token.map(String.init) ?? "", credentials?.header == .vaultToken ? .vaultTool : .native)
         }
         add(.get, "/auth/token/self", access: .client, audit: .none) { context in
-            .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: nil))
+            .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: nil, caller: .native))
         }
         add(.get, "/auth/token/lookup-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
-            .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: presented(context)))
+            let (token, caller) = presented(context)
+            return .json(AuthAnswer.lookup(try current(context), now: clock(), vaultToken: token, caller: caller))
         }
         add(.post, "/auth/token/renew-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             let request = try RenewRequest(decoding: context.request.body.isEmpty ? nil : context.jsonBody())
             let holder = try current(context)
-            let now = clock()
+            // To the millisecond, as stores keep it: the renewal's time is recorded (`lastRenewal`).
+            let now = clock().truncatedToMilliseconds
             guard let expiresAt = holder.token.renewedExpiry(at: now, increment: request.incrementSeconds) else {
                 throw KeychainError.param("this token is not renewable: it never expires")
             }
-            guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt) else {
+            guard let renewed = try clients.renewToken(accessor: holder.token.accessor, expiresAt: expiresAt, now: now) else {
                 throw AuthenticationRefusal.unknown.error
             }
-            return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: presented(context), now: now))
+            let (token, caller) = presented(context)
+            return .json(AuthAnswer.renewed(TokenHolder(client: holder.client, token: renewed), token: token, now: now, caller: caller))
         }
         add(.post, "/auth/token/revoke-self", access: .client, audit: .none, surface: .vaultForVaultToken) { context in
             // The store refuses the last live admin token (errSecParam) in the same step.
