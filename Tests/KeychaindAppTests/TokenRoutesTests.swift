@@ -159,7 +159,7 @@ final class TokenRoutesTests {
         // Kept in the access token item's `generic` attribute, visible there.
         let item = try http.send("GET", "/v1/items/genericPassword?service=short&account=accessToken", token: admin)
         let generic = try #require((item.json["item"] as? [String: Any])?["generic"] as? String)
-        #expect(String(decoding: Data(base64Encoded: generic)!, as: UTF8.self) == #"{"expiresAt":"\#(expiresAt)"}"#)
+        #expect(String(decoding: Data(base64Encoded: generic)!, as: UTF8.self) == #"{"expiresAt":"\#(expiresAt)","version":1}"#)
 
         let past = try http.json("PUT", "/v1/tokens/short", ["accessToken": "gone", "expiresAt": "2001-02-03T04:05:06.789Z"], token: admin)
         #expect(past.json["expiresAt"] as? String == "2001-02-03T04:05:06.789Z")
