@@ -14,7 +14,11 @@ YAML gives for that status:
     renew -> a login role with a PEM key made here: put (and a role that binds nothing, 400),
     read, listed; logins with JWTs signed here (jwt and kubernetes paths), the token describes
     itself and is listed by role; refused logins (wrong audience, unknown role: 401 with Vault's
-    `errors`; a bad body: 400); the role removed, its tokens revoked with it.
+    `errors`; a bad body: 400); the role removed, its tokens revoked with it -> a KV version 2
+    secret in the sentinel's mount: written (check-and-set), read (a version too), patched (and
+    415 without the merge-patch type), listed, its metadata written and read, versions deleted,
+    undeleted and destroyed, the mount's config; a service's tokens read and written at
+    tokens/<service>; the secret removed; another mount 403.
 
 schemathesis never revokes a token (scripts/api-check excludes revokeSelf and
 revokeTokenByAccessor) and never writes or removes a login role (putLoginRole, deleteLoginRole:
@@ -42,13 +46,13 @@ import openapi_document
 SPEC = openapi_document.load()
 
 
-def request(base, method, path, token=None, body=None):
+def request(base, method, path, token=None, body=None, content_type="application/json"):
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(base + path, data=data, method=method)
     if token:
         req.add_header("Authorization", f"Bearer {token}")
     if data is not None:
-        req.add_header("Content-Type", "application/json")
+        req.add_header("Content-Type", content_type)
     try:
         with urllib.request.urlopen(req, timeout=30) as answer:
             return answer.status, answer.headers, answer.read()
@@ -83,24 +87,24 @@ def main():
     base, admin, sentinel_token, sentinel_value = sys.argv[1:5]
     steps = 0
 
-    def call(method, path, status, token=admin, body=None, query="", **parameters):
+    def call(method, route, status, token=admin, body=None, query="", content_type="application/json", **parameters):
         nonlocal steps
         steps += 1
-        url = path.replace("{service}", "api-check.tokens")
+        url = route.replace("{service}", "api-check.tokens")
         for name, value in parameters.items():
             url = url.replace("{" + name + "}", value)
         url += query
-        got, headers, raw = request(base, method, url, token, body)
+        got, headers, raw = request(base, method, url, token, body, content_type)
         if got != status:
-            raise SystemExit(f"api vault sequence: {method} {path}{query}: {got} {raw[:300]!r}, expected {status}")
-        schema = documented_schema(path, method, status)
+            raise SystemExit(f"api vault sequence: {method} {route}{query}: {got} {raw[:300]!r}, expected {status}")
+        schema = documented_schema(route, method, status)
         if schema is None:
             return headers, raw
         answer = json.loads(raw)
         try:
             jsonschema.Draft202012Validator(schema).validate(answer)
         except jsonschema.ValidationError as error:
-            raise SystemExit(f"api vault sequence: {method} {path}{query} {got}: answer {answer} "
+            raise SystemExit(f"api vault sequence: {method} {route}{query} {got}: answer {answer} "
                              f"does not match openapi.yaml: {error.message}")
         return headers, answer
 
@@ -251,6 +255,74 @@ def main():
     call("GET", "/v1/auth/token/self", 401, token=logged_in["token"])  # revoked with its role
     call("DELETE", role_path, 404, role="api-check.login")
     call("GET", role_path, 404, role="api-check.login")
+
+    # A KV version 2 mount (docs/api.md "Vault's tools: KV version 2 mounts"): the sentinel's group.
+    kv = {"token": sentinel_token, "mount": "api-check-sentinel", "path": "app/db"}
+    data_path, metadata_path = "/v1/{mount}/data/{path}", "/v1/{mount}/metadata/{path}"
+    _, written = call("POST", data_path, 200, body={"data": {"password": "one"}, "options": {"cas": 0}}, **kv)
+    assert written["data"]["version"] == 1 and written["warnings"] is None, written
+    _, refused = call("POST", data_path, 400, body={"data": {"password": "x"}, "options": {"cas": 0}}, **kv)
+    assert refused == {"errors": ["check-and-set parameter did not match the current version"]}, refused
+    _, written = call("PUT", data_path, 200, body={"data": {"password": "two", "user": "app"}, "extra": 1}, **kv)
+    assert written["data"]["version"] == 2 and written["warnings"] == [
+        "Endpoint ignored these unrecognized parameters: [extra]"], written
+    _, read = call("GET", data_path, 200, **kv)
+    assert read["data"]["data"] == {"password": "two", "user": "app"} and read["data"]["metadata"]["version"] == 2, read
+    _, read = call("GET", data_path, 200, query="?version=1", **kv)
+    assert read["data"]["data"] == {"password": "one"}, read
+    call("PATCH", data_path, 415, body={"data": {"user": None}}, **kv)
+    _, patched = call("PATCH", data_path, 200, body={"data": {"user": None, "password": "three"}},
+                      content_type="application/merge-patch+json", **kv)
+    assert patched["data"]["version"] == 3, patched
+    _, read = call("GET", data_path, 200, **kv)
+    assert read["data"]["data"] == {"password": "three"}, read
+    _, listed = call("GET", metadata_path, 200, query="?list=true", **{**kv, "path": "app"})
+    assert listed["data"]["keys"] == ["db"], listed
+    call("GET", metadata_path, 404, query="?list=true", **{**kv, "path": "nothing/"})
+    call("POST", metadata_path, 204, body={"max_versions": 5, "custom_metadata": {"owner": "api-check"}}, **kv)
+    call("PUT", metadata_path, 204, body={"delete_version_after": "0s"}, **kv)
+    call("PATCH", metadata_path, 204, body={"cas_required": False}, content_type="application/merge-patch+json", **kv)
+    _, metadata = call("GET", metadata_path, 200, **kv)
+    assert (metadata["data"]["current_version"], metadata["data"]["max_versions"]) == (3, 5), metadata
+    assert metadata["data"]["custom_metadata"] == {"owner": "api-check"}, metadata
+    assert metadata["data"]["current_metadata_version"] == 3 and sorted(metadata["data"]["versions"]) == ["1", "2", "3"]
+    call("DELETE", data_path, 204, **kv)
+    _, deleted = call("GET", data_path, 404, **kv)
+    assert deleted["data"]["data"] is None and deleted["data"]["metadata"]["deletion_time"], deleted
+    call("POST", "/v1/{mount}/undelete/{path}", 204, body={"versions": [3]}, **kv)
+    call("GET", data_path, 200, **kv)
+    call("PUT", "/v1/{mount}/destroy/{path}", 204, body={"versions": [1]}, **kv)
+    _, destroyed = call("GET", data_path, 404, query="?version=1", **kv)
+    assert destroyed["data"]["metadata"]["destroyed"], destroyed
+    call("POST", "/v1/{mount}/delete/{path}", 204, body={"versions": [2]}, **kv)
+    call("PUT", "/v1/{mount}/undelete/{path}", 204, body={"versions": "2"}, **kv)
+    call("GET", data_path, 200, query="?version=2", **kv)
+    call("POST", "/v1/{mount}/destroy/{path}", 204, body={"versions": [2]}, **kv)
+    call("PUT", "/v1/{mount}/delete/{path}", 204, body={"versions": [3]}, **kv)
+    _, config = call("GET", "/v1/{mount}/config", 200, token=sentinel_token, mount=kv["mount"])
+    assert config["data"]["max_versions"] == 0, config
+
+    # A service's tokens at tokens/<service>: stored natively, read and written as a secret.
+    tokens = {**kv, "path": "tokens/api-check.tokens"}
+    call("PUT", "/v1/tokens/{service}", 200, token=sentinel_token, body={"accessToken": "kv-1", "expiresIn": 3600})
+    _, read = call("GET", data_path, 200, **tokens)
+    assert read["data"]["data"]["authorization"] == "Bearer kv-1" and 3000 < read["lease_duration"] <= 3540, read
+    _, written = call("POST", data_path, 200, body={"data": {"access_token": "kv-2", "expires_in": "120"}}, **tokens)
+    assert written["data"]["version"] == read["data"]["metadata"]["version"] + 1, (written, read)
+    _, read = call("GET", data_path, 200, **tokens)
+    assert read["data"]["data"]["access_token"] == "kv-2" and 1 <= read["lease_duration"] <= 60, read
+    _, refused = call("DELETE", data_path, 400, **tokens)
+    assert refused == {"errors": ["tokens/ paths are not versioned"]}, refused
+    _, listed = call("GET", metadata_path, 200, query="?list=true", **{**kv, "path": "tokens/"})
+    assert "api-check.tokens" in listed["data"]["keys"], listed
+    _, listed = call("GET", metadata_path, 200, query="?list=true", **{**kv, "path": ""})
+    assert listed["data"]["keys"] == ["app/", "tokens/"], listed
+    call("DELETE", "/v1/tokens/{service}", 200, token=sentinel_token)
+
+    call("DELETE", metadata_path, 204, **kv)
+    call("GET", metadata_path, 404, **kv)
+    _, denied = call("GET", data_path, 403, **{**kv, "mount": "api-check"})
+    assert denied == {"errors": ["permission denied"]}, denied
     print(f"api vault sequence: {steps} requests as documented (term {rotated['term']}, "
           f"{rekeyed['rewrapped']} keys re-wrapped)")
 

@@ -36,9 +36,10 @@ def load(path=PATH):
 
 
 def generator_problems(document):
-    """Where the document uses `not`, puts `properties` beside a composition, or writes a
-    nullable value as a composition with `{type: 'null'}`: a generated client skips the first
-    schema, drops the properties of the second and cannot decode the third."""
+    """Where the document uses `not`, puts `properties` beside a composition, writes a
+    nullable value as a composition with `{type: 'null'}`, or an always-null member as
+    `type: 'null'`: a generated client skips the first schema, drops the properties of the
+    second, cannot decode the third and drops the fourth (then refuses the answer that has it)."""
     problems = []
 
     def walk(node, path):
@@ -56,6 +57,9 @@ def generator_problems(document):
         for key in ("anyOf", "oneOf"):
             if any(isinstance(part, dict) and part.get("type") == "null" for part in node.get(key, [])):
                 problems.append(f"{path}: a nullable value as `{key}` with {{type: 'null'}}")
+        for name, member in (node.get("properties") or {}).items():
+            if isinstance(member, dict) and member.get("type") == "null":
+                problems.append(f"{path}/properties/{name}: `type: 'null'` (say `const: null`)")
         for key, child in node.items():
             if key not in ("example", "examples"):
                 walk(child, f"{path}/{key}")

@@ -152,6 +152,15 @@ import Testing
             .post, "/v1/items/genericPassword", token: token, body: #"{"service":"forged","generic":"\#(marker)","data":""}"#)
         #expect(forged.status == 400)
 
+        // A path an item that is no KV secret holds is refused, by a data write and a metadata write alike.
+        let plain = server.send(.post, "/v1/items/genericPassword", token: token, body: #"{"service":"plain","account":"","value":"v"}"#)
+        #expect(plain.status == 201)
+        for (target, body) in [("/v1/team/data/plain", #"{"data":{"a":"1"}}"#), ("/v1/team/metadata/plain", #"{"max_versions":3}"#)] {
+            let taken = vault(.post, target, body: body)
+            #expect(taken.status == 400, "\(target)")
+            #expect(taken.json["errors"] == .array([.string(KVRefusal.pathTaken.message)]), "\(target)")
+        }
+
         #expect(server.send(.delete, "/v1/items/genericPassword?service=app%2Fdb", token: token).status == 200)
         #expect(vault(.get, "/v1/team/metadata/app/db").status == 404)
     }

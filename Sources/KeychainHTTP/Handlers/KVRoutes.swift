@@ -122,7 +122,8 @@ extension Router {
                     if let refusal = Self.mergePatchRefusal(context.request) { return refusal }
                     guard try kv.metadata(key) != nil else { return .vaultPatchNotFound }
                 }
-                try kv.writeMetadata(KVRequest.Metadata(context.request.body).change, of: key)
+                let change = try KVRequest.Metadata(context.request.body).change
+                try KVRefusal.answering { try kv.writeMetadata(change, of: key) }
                 return HTTPResponse(status: 204)
             }
         }
