@@ -97,16 +97,19 @@ public struct KeychainApplication: HTTPResponder {
         var route: Router.Route?
         var parameters = PathParameters()
         var allowed: [HTTPMethod] = []
+        var allowedOnVaultSurface = false
         switch consume match {
         case .found(let found, let foundParameters):
             route = found
             parameters = foundParameters
-        case .methodNotAllowed(let methods):
+        case .methodNotAllowed(let methods, let surface):
             allowed = methods
+            allowedOnVaultSurface = surface == .vault
         case .notFound:
             break
         }
         var exchange = Exchange(route: route, allowedMethods: allowed, started: started)
+        if allowedOnVaultSurface { exchange.vaultErrors = true }
         var context = RequestContext(request: request, parameters: parameters, exchangeWait: exchangeWait)
         var response = chain.respond(to: &context, &exchange)
         if let awaited = exchange.awaited {

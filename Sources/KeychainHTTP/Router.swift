@@ -88,7 +88,8 @@ public struct Router: Sendable {
     /// The outcome of matching a request's method and path.
     public enum Match: Sendable {
         case found(Route, parameters: PathParameters)
-        case methodNotAllowed(allowed: [HTTPMethod])
+        /// `surface`: Vault's when a route of the path answers in Vault's shape (its 405 then does too).
+        case methodNotAllowed(allowed: [HTTPMethod], surface: RouteSurface)
         case notFound
     }
 
@@ -132,6 +133,7 @@ public struct Router: Sendable {
                 var parts = Self.split(path, into: buffer)
                 if parts.count > 0, Self.equal(path, parts[0], Self.versionPrefix) { parts = UnsafeMutableBufferPointer(rebasing: parts[1...]) }
                 var allowed: [HTTPMethod] = []
+                var surface = RouteSurface.native
                 // By index: iterating by value would count a reference on every route looked at.
                 for index in routes.indices where Self.mayFit(routes[index].segments, count: parts.count) {
                     guard Self.fits(routes[index].segments, path, parts) else { continue }
@@ -140,9 +142,10 @@ public struct Router: Sendable {
                         return .found(routes[index], parameters: Self.bind(routes[index].segments, path, parts))
                     }
                     if !allowed.contains(method) { allowed.append(method) }
+                    if routes[index].surface == .vault { surface = .vault }
                     if method == .get, !allowed.contains(.head) { allowed.append(.head) }
                 }
-                return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+                return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed, surface: surface)
             }
         }
     }

@@ -50,7 +50,7 @@ struct RouterTests {
     }
 
     @Test func wrongMethodListsTheAllowedOnes() {
-        guard case .methodNotAllowed(let allowed) = router().match(method: .post, path: "/v1/items/key") else {
+        guard case .methodNotAllowed(let allowed, _) = router().match(method: .post, path: "/v1/items/key") else {
             Issue.record("expected 405")
             return
         }

@@ -39,6 +39,7 @@ struct VaultSurfaceTests {
         "entitlement": .missingEntitlement("not your group"), "locked": .interactionNotAllowed("the vault is locked"),
         "storage": KeychainError(.io, "the database is unreachable", temporary: true), "quota": KeychainError(.diskFull, "group quota exceeded"),
         "io": .io("disk on fire"), "duplicate": .duplicateItem("exists"),
+        "refresh": KeychainError(.serviceNotAvailable, "the token endpoint answered invalid_grant"),
     ]
 
     func send(_ method: HTTPMethod = .get, _ path: String, _ headers: [(String, String)]) -> HTTPResponse {
@@ -91,6 +92,7 @@ struct VaultSurfaceTests {
         ("param", 400, ["cas mismatch"]), ("notFound", 404, []), ("entitlement", 403, ["permission denied"]),
         ("locked", 503, ["Vault is sealed"]), ("storage", 503, ["the database is unreachable"]),
         ("quota", 400, ["group quota exceeded"]), ("io", 500, ["internal error"]), ("duplicate", 400, ["exists"]),
+        ("refresh", 502, ["the token endpoint answered invalid_grant"]),
     ])
     func errorsOnTheVaultSurfaceAreVaultsShape(_ code: String, _ status: Int, _ messages: [String]) {
         let answer = send(.get, "/v1/vault/fail/\(code)", [("X-Vault-Token", token)])

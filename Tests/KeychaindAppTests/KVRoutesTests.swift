@@ -257,4 +257,16 @@ import Testing
         #expect(message.contains("quota"), "\(message)")
         #expect(call(.get, "/v1/q/metadata/a", nil).json["data"]?["current_version"] == .integer(1))
     }
+
+    @Test func aMethodAVaultPathDoesNotServeIsVaults405() throws {
+        for (method, target) in [(HTTPMethod.post, "/v1/team/config"), (.put, "/v1/sys/health")] {
+            let answer = server.app.respond(method, target, headers: [("X-Vault-Token", token)])
+            #expect(answer.status == 405, "\(method) \(target)")
+            #expect(answer.json == .object([("errors", .array([]))]), "\(method) \(target)")
+            #expect(answer.headers.contains { $0.name == "Allow" && $0.value.contains("GET") })
+        }
+        // A native path keeps keychaind's shape.
+        let native = server.app.respond(.put, "/v1/health", headers: [("X-Vault-Token", token)])
+        #expect(native.status == 405 && native.json["error"] == .string("errSecUnimplemented"))
+    }
 }

@@ -1,3 +1,4 @@
+import KeychainAPI
 import KeychainCore
 import Logging
 
@@ -14,8 +15,11 @@ struct RouteResponder: Middleware {
             guard !exchange.allowedMethods.isEmpty else {
                 return .error(KeychainError(.unimplemented, "no route \(request.method) \(request.path)"), status: 404)
             }
-            var answer = HTTPResponse.error(
-                KeychainError(.unimplemented, "\(request.method) is not allowed here"), status: 405)
+            // On Vault's surface as OpenBao answers: 405 `{"errors":[]}`.
+            var answer =
+                exchange.vaultErrors
+                ? HTTPResponse.json(status: 405, VaultErrors([]))
+                : HTTPResponse.error(KeychainError(.unimplemented, "\(request.method) is not allowed here"), status: 405)
             answer.headers.append(("Allow", exchange.allowedMethods.map(\.rawValue).joined(separator: ", ")))
             return answer
         }
