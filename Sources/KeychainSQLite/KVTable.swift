@@ -37,6 +37,36 @@ enum KVTable {
         }.first
     }
 
+    /// A secret's row and one version's (`number`, or the current one when nil; nil when that
+    /// version is not kept), in one statement: the read of `data/<path>`.
+    static func read(_ key: KVSecretKey, version number: Int?, on db: SQLiteConnection) throws -> (SecretRow, VersionRow?)? {
+        let columns = secretColumns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return try db.query(
+            """
+            SELECT \(columns.joined(separator: ", ")), v.version, v.created_time, v.deletion_time, v.destroyed, v.data,
+                v.data_bytes
+            FROM kv_secrets s LEFT JOIN kv_versions v ON v.access_group = s.access_group AND v.path = s.path
+                AND v.version = coalesce(?, s.current_version)
+            WHERE s.access_group = ? AND s.path = ?
+            """,
+            [number.map { .integer(Int64($0)) } ?? .null, .text(key.group), .text(key.path)]
+        ) { row -> (SecretRow, VersionRow?) in
+            let secret = SecretRow(
+                metadata: KVMetadata(
+                    maxVersions: Int(row.int64(0)), casRequired: row.int64(1) != 0, deleteVersionAfter: Int(row.int64(2)),
+                    currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
+                    createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
+                    metadataVersion: Int(row.int64(8))),
+                sealedCustomMetadata: row.blob(3), customMetadataBytes: row.int64(9))
+            guard !row.isNull(10) else { return (secret, nil) }
+            let version = KVVersion(
+                number: Int(row.int64(10)), createdTime: Date(millisecondsSince1970: row.int64(11)),
+                deletionTime: row.optionalInt64(12).map(Date.init(millisecondsSince1970:)), destroyed: row.int64(13) != 0,
+                data: nil)
+            return (secret, VersionRow(version: version, sealedData: row.isNull(14) ? nil : row.blob(14), dataBytes: row.int64(15)))
+        }.first
+    }
+
     /// The bytes a secret's custom metadata counts for; nil when there is no such secret.
     static func customMetadataBytes(of key: KVSecretKey, on db: SQLiteConnection) throws -> Int64? {
         try db.query(

@@ -1,3 +1,4 @@
+import KeychainConcurrency
 public import KeychainCore
 import KeychainStore
 
@@ -14,6 +15,29 @@ extension SQLiteItemStore {
 
     public func kvVersion(_ number: Int, of key: KVSecretKey) throws -> KVVersion? {
         try read { db in try SQLiteItemTransaction.kvVersion(number, of: key, keyring: keyring, on: db) }
+    }
+
+    /// The read of `data/<path>`: one statement, or none when this thread read the same since
+    /// the last write (`KVReadCache`); the sealed values are opened for every answer.
+    public func kvRead(_ key: KVSecretKey, version number: Int?) throws -> (metadata: KVMetadata, version: KVVersion?)? {
+        try StoreErrors.map {
+            try keyring.withKeys {
+                let cacheKey = KVReadCache.Key(secret: key, version: number)
+                let row = try recentKVReads.current.row(for: cacheKey, generation: { pool.writeGeneration }) {
+                    try pool.read { db in try KVTable.read(key, version: number, on: db).map { KVReadCache.Row(secret: $0.0, version: $0.1) } }
+                }
+                guard let row else { return nil }
+                var metadata = row.secret.metadata
+                if row.secret.customMetadataBytes > 0 {
+                    metadata.customMetadata = try KVCustomMetadataEncoding.decode(
+                        keyring.open(row.secret.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+                }
+                guard let stored = row.version else { return (metadata, nil) }
+                var version = stored.version
+                version.data = try stored.sealedData.map { try keyring.open($0, binding: .kvVersion(key, number: version.number)) }
+                return (metadata, version)
+            }
+        }
     }
 
     public func kvPaths(in group: String, prefix: String) throws -> [String] {

@@ -12,6 +12,8 @@ public final class SQLiteItemStore: ItemStore {
     /// One find cache per request thread: a shared one cost every hit a contended lock and cache
     /// misses on the rows' reference counts (docs/decisions.md, "Per-thread state").
     private let recentFinds = PerThread { FindCache() }
+    /// The same for KV reads (`kvRead`).
+    let recentKVReads = PerThread { KVReadCache() }
     /// Each row under its lookup attributes, so that a point read walks one B-tree, not two.
     let lookups = ItemLookupMap()
     /// What each access group may hold, checked by every write before it commits.

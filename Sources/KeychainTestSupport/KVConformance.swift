@@ -78,6 +78,7 @@ package struct KVConformance: Sendable {
         case quota
         case sealedAtRestAndBoundToTheRow
         case reencryptionResealsKVValues
+        case readsTheCurrentVersionAndEveryWriteAfter
     }
 
     /// Every check, each on a store of its own.
@@ -97,6 +98,7 @@ package struct KVConformance: Sendable {
         case .quota: try quota()
         case .sealedAtRestAndBoundToTheRow: try sealedAtRestAndBoundToTheRow()
         case .reencryptionResealsKVValues: try reencryptionResealsKVValues()
+        case .readsTheCurrentVersionAndEveryWriteAfter: try readsTheCurrentVersionAndEveryWriteAfter()
         }
     }
 
@@ -125,6 +127,33 @@ package struct KVConformance: Sendable {
 
     private func data(_ store: any ItemStore, _ number: Int, of key: KVSecretKey) throws -> String? {
         try store.kvVersion(number, of: key)?.data?.utf8String()
+    }
+
+    /// `kvRead` (a store may answer it from a cache): the metadata and the asked version as the
+    /// separate reads give them, and every write after a read seen by the next read.
+    package func readsTheCurrentVersionAndEveryWriteAfter() throws {
+        let subject = try make(.unlimited)
+        defer { withExtendedLifetime(subject.keepAlive) {} }
+        let store = subject.store
+        #expect(try store.kvRead(key, version: nil) == nil)
+        try store.kvPutMetadata(metadata(current: 1), of: key)
+        try store.kvPutVersion(version(1, "{\"v\":1}"), of: key)
+        for _ in 0..<3 {
+            let read = try #require(try store.kvRead(key, version: nil))
+            #expect(read.metadata == metadata(current: 1) && read.version == version(1, "{\"v\":1}"))
+        }
+        try store.transaction { transaction in
+            try transaction.kvPutVersion(version(2, "{\"v\":2}"), of: key)
+            try transaction.kvPutMetadata(metadata(current: 2, custom: ["owner": "b"]), of: key)
+        }
+        let second = try #require(try store.kvRead(key, version: nil))
+        #expect(second.metadata == metadata(current: 2, custom: ["owner": "b"]) && second.version == version(2, "{\"v\":2}"))
+        #expect(try store.kvRead(key, version: 1)?.version == version(1, "{\"v\":1}"))
+        #expect(try store.kvRead(key, version: 9).map { $0.version == nil } == true)
+        try store.kvPutVersion(version(2, nil, deleted: now), of: key)
+        #expect(try store.kvRead(key, version: nil)?.version == version(2, "{\"v\":2}", deleted: now))
+        try store.kvRemove(key)
+        #expect(try store.kvRead(key, version: nil) == nil)
     }
 
     package func metadataAndVersionsRoundTrip() throws {

@@ -116,7 +116,20 @@ public protocol KVOperations {
     @discardableResult
     func kvRemove(_ key: KVSecretKey) throws -> Bool
 
+    /// The secret's metadata and its version `number` (nil: the current one) with its data
+    /// opened (nil: not kept), read together; nil when there is no such secret. The read of
+    /// `data/<path>` (a store may answer it from a cache of its own; see `SQLiteItemStore`).
+    func kvRead(_ key: KVSecretKey, version number: Int?) throws -> (metadata: KVMetadata, version: KVVersion?)?
+
     /// The paths of the group's secrets that begin with `prefix` (every one for ""), in
     /// ascending byte order.
     func kvPaths(in group: String, prefix: String) throws -> [String]
+}
+
+extension KVOperations {
+    public func kvRead(_ key: KVSecretKey, version number: Int?) throws -> (metadata: KVMetadata, version: KVVersion?)? {
+        guard let metadata = try kvMetadata(of: key) else { return nil }
+        let wanted = number ?? metadata.currentVersion
+        return (metadata, wanted > 0 ? try kvVersion(wanted, of: key) : nil)
+    }
 }

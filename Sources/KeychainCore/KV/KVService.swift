@@ -48,14 +48,13 @@ public final class KVService: Sendable {
     /// The version `number` (nil or 0: the current one); nil when the secret or that version does
     /// not exist (a metadata-only secret has no current version).
     public func read(_ key: KVSecretKey, version number: Int? = nil) throws -> Found? {
-        guard let metadata = try store.kvMetadata(of: key) else { return nil }
-        let wanted = number.flatMap { $0 > 0 ? $0 : nil } ?? metadata.currentVersion
-        guard wanted > 0, wanted <= metadata.currentVersion, var version = try store.kvVersion(wanted, of: key) else {
-            return nil
-        }
+        let wanted = number.flatMap { $0 > 0 ? $0 : nil }
+        guard let read = try store.kvRead(key, version: wanted), var version = read.version,
+            version.number <= read.metadata.currentVersion
+        else { return nil }
         let isLive = !version.destroyed && !version.isDeleted(at: clock())
         if !isLive { version.data = nil }
-        return Found(metadata: metadata, version: version, isLive: isLive)
+        return Found(metadata: read.metadata, version: version, isLive: isLive)
     }
 
     /// The secret's metadata and every kept version (without data); nil when there is no secret.
