@@ -18,6 +18,9 @@ final class SQLiteConnection: @unchecked Sendable {
     /// Frames in the WAL after this connection's last commit, once `deferCheckpoints()` took
     /// checkpointing out of the commits.
     private var walFrames: Int32 = 0
+    /// The keyring's encryption counts recorded in the open `Keyring.transaction(on:)`, by term;
+    /// nil outside one (`recordEncryptions`).
+    var pendingEncryptions: [UInt32: UInt64]?
     let path: String
 
     /// Opens (creating if needed) the database at `path` (`:memory:` for a private in-memory one)

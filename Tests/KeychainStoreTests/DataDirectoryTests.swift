@@ -178,6 +178,25 @@ struct DataDirectoryTests {
         #expect(page.items.map { $0.secret?.utf8String() } == ["secret", "secret", "secret", "after"])
     }
 
+    /// The encryption counts are written once per transaction, before it commits: what a write
+    /// of several sealed values counted (items, a KV version and its metadata) is what a
+    /// reopened keyring reads.
+    @Test func encryptionCountsOfATransactionAreCommittedWithIt() throws {
+        let fixture = try VaultFixture()
+        try fixture.vault.items.add((0..<4).map { item(account: "a\($0)") })
+        let key = KVSecretKey(group: "g1", path: "app")
+        let now = Date()
+        try fixture.vault.items.transaction { transaction in
+            try transaction.kvPutMetadata(KVMetadata(currentVersion: 1, createdTime: now, updatedTime: now), of: key)
+            try transaction.kvPutVersion(KVVersion(number: 1, createdTime: now, data: SecretBytes(utf8: "{}")), of: key)
+        }
+        #expect(fixture.vault.keyring.currentTermEncryptions == 6)
+        fixture.vault.close()
+        let reopened = try fixture.dataDirectory.open(logger: quietLogger)
+        defer { reopened.close() }
+        #expect(reopened.keyring.currentTermEncryptions == 6)
+    }
+
     @Test func newTermStartsAutomaticallyAndOldTermsStillOpen() throws {
         let fixture = try VaultFixture(rotationThreshold: 3)
         let items = (0..<8).map { item(account: "a\($0)", secret: "s\($0)") }

@@ -91,8 +91,8 @@ public final class KVService: Sendable {
     public func write(_ key: KVSecretKey, data: SecretBytes, cas: Int?) throws -> (metadata: KVMetadata, version: KVVersion) {
         try checkPath(key)
         try checkData(data)
-        return try store.transaction { transaction in
-            try self.write(key, data: data, cas: cas, in: transaction)
+        return try Self.refusingTakenPaths {
+            try store.transaction { transaction in try self.write(key, data: data, cas: cas, in: transaction) }
         }
     }
 
@@ -103,7 +103,7 @@ public final class KVService: Sendable {
         -> (metadata: KVMetadata, version: KVVersion)?
     {
         try checkPath(key)
-        return try store.transaction { transaction in
+        return try Self.refusingTakenPaths { try store.transaction { transaction in
             guard let metadata = try transaction.kvMetadata(of: key), metadata.currentVersion > 0,
                 let current = try transaction.kvVersion(metadata.currentVersion, of: key),
                 !current.destroyed, !current.isDeleted(at: self.clock()), let data = current.data
@@ -111,7 +111,7 @@ public final class KVService: Sendable {
             let merged = try merge(data)
             try self.checkData(merged)
             return try self.write(key, data: merged, cas: cas, in: transaction)
-        }
+        } }
     }
 
     private func write(_ key: KVSecretKey, data: SecretBytes, cas: Int?, in transaction: any ItemOperations) throws
@@ -119,15 +119,27 @@ public final class KVService: Sendable {
     {
         let now = clock()
         let written = try Self.record(key, data: data, cas: cas, now: now, in: transaction)
-        try mirror(key, data: data, now: now, in: transaction)
-        return written
+        try mirror(key, data: data, now: now, isNew: written.isNew, in: transaction)
+        return (written.metadata, written.version)
     }
 
-    /// Writes a new version into the secret's history (creating the secret), and trims it.
+    /// Runs a KV write; a clash of the secret's new item with a keychain item is
+    /// `KVRefusal.pathTaken` (only that add can clash: the history has no unique key of its own
+    /// an item write could meet).
+    private static func refusingTakenPaths<Result>(_ write: () throws -> Result) throws -> Result {
+        do {
+            return try write()
+        } catch let error as KeychainError where error.code == .duplicateItem {
+            throw KVRefusal.pathTaken
+        }
+    }
+
+    /// Writes a new version into the secret's history (creating the secret: `isNew`), and trims it.
     private static func record(_ key: KVSecretKey, data: SecretBytes, cas: Int?, now: Date, in transaction: any ItemOperations)
-        throws -> (metadata: KVMetadata, version: KVVersion)
+        throws -> (metadata: KVMetadata, version: KVVersion, isNew: Bool)
     {
-        var metadata = try transaction.kvMetadata(of: key) ?? KVMetadata(createdTime: now, updatedTime: now)
+        let stored = try transaction.kvMetadata(of: key)
+        var metadata = stored ?? KVMetadata(createdTime: now, updatedTime: now)
         if metadata.casRequired, cas == nil {
             throw KVRefusal.casRequired
         }
@@ -142,7 +154,7 @@ public final class KVService: Sendable {
         metadata.updatedTime = now
         try transaction.kvPutMetadata(metadata, of: key)
         try transaction.kvPutVersion(version, of: key)
-        return (try trim(key, metadata, in: transaction), version)
+        return (try trim(key, metadata, in: transaction), version, stored == nil)
     }
 
     /// Removes the versions past the secret's `max_versions`, oldest first. As OpenBao counts:
@@ -190,7 +202,7 @@ public final class KVService: Sendable {
                 try transaction.kvPutVersion(version, of: key)
                 if number == metadata.currentVersion {
                     let live = !version.destroyed && !version.isDeleted(at: now)
-                    try self.mirror(key, data: live ? version.data : nil, now: now, in: transaction)
+                    try self.mirror(key, data: live ? version.data : nil, now: now, isNew: false, in: transaction)
                 }
             }
         }
@@ -224,9 +236,10 @@ public final class KVService: Sendable {
             throw KeychainError.param("delete_version_after cannot be negative")
         }
         if let custom = change.customMetadata { try Self.checkCustomMetadata(custom) }
-        try store.transaction { transaction in
+        try Self.refusingTakenPaths { try store.transaction { transaction in
             let now = self.clock()
-            var metadata = try transaction.kvMetadata(of: key) ?? KVMetadata(createdTime: now, updatedTime: now)
+            let stored = try transaction.kvMetadata(of: key)
+            var metadata = stored ?? KVMetadata(createdTime: now, updatedTime: now)
             if let maxVersions = change.maxVersions { metadata.maxVersions = maxVersions }
             if let casRequired = change.casRequired { metadata.casRequired = casRequired }
             if let seconds = change.deleteVersionAfter { metadata.deleteVersionAfter = seconds }
@@ -234,8 +247,8 @@ public final class KVService: Sendable {
             metadata.updatedTime = now
             metadata.metadataVersion += 1
             try transaction.kvPutMetadata(metadata, of: key)
-            if metadata.currentVersion == 0 { try self.mirror(key, data: nil, now: now, in: transaction) }
-        }
+            if stored == nil { try self.mirror(key, data: nil, now: now, isNew: true, in: transaction) }
+        } }
     }
 
     /// Removes the secret: its metadata, every version and its item. False when there was none.
@@ -269,19 +282,19 @@ public final class KVService: Sendable {
             equal: [.service: .string(key.path), .account: .string("")])
     }
 
-    /// Writes the secret's item: `data` (nil: empty) as its secret, created when missing. A
-    /// keychain item that holds the same primary key and is no KV secret is left alone, and the
-    /// write refused (`KVRefusal.pathTaken`).
-    private func mirror(_ key: KVSecretKey, data: SecretBytes?, now rawNow: Date, in transaction: any ItemOperations) throws {
+    /// Writes the secret's item: `data` (nil: empty) as its secret. `isNew`: the secret did not
+    /// exist before this transaction, so neither did its item (one added now that clashes is a
+    /// keychain item holding the path: `refusingTakenPaths`); else the item is updated in place
+    /// (added again only if it went missing).
+    private func mirror(_ key: KVSecretKey, data: SecretBytes?, now rawNow: Date, isNew: Bool, in transaction: any ItemOperations)
+        throws
+    {
         let now = rawNow.truncatedToMilliseconds
-        let filter = Self.itemFilter(key)
         let secret = data ?? SecretBytes([UInt8]())
-        if let item = try transaction.find(filter, limit: 1, after: nil, reading: .attributes).items.first {
-            guard item[.generic] == Self.marker else { throw KVRefusal.pathTaken }
-            _ = try transaction.update(
-                ItemFilter(itemClass: .genericPassword, accessGroups: [key.group], persistentRef: item.persistentRef),
-                with: ItemChanges(secret: secret, modificationDate: now))
-            return
+        if !isNew {
+            var filter = Self.itemFilter(key)
+            filter.equal[.generic] = Self.marker
+            if try transaction.update(filter, with: ItemChanges(secret: secret, modificationDate: now)) > 0 { return }
         }
         let attributes: [Attribute: AttributeValue] = [
             .accessGroup: .string(key.group), .service: .string(key.path), .account: .string(""),
