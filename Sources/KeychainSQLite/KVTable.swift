@@ -67,6 +67,23 @@ enum KVTable {
         }.first
     }
 
+    /// What a version's write needs to know, in one statement: whether the secret exists (nil:
+    /// it does not), and the version's stored data and bytes (nil: not stored yet).
+    static func versionToReplace(_ number: Int, of key: KVSecretKey, on db: SQLiteConnection) throws
+        -> (box: [UInt8]?, bytes: Int64)??
+    {
+        try db.query(
+            """
+            SELECT v.version, v.data, v.data_bytes FROM kv_secrets s
+            LEFT JOIN kv_versions v ON v.access_group = s.access_group AND v.path = s.path AND v.version = ?
+            WHERE s.access_group = ? AND s.path = ?
+            """,
+            [.integer(Int64(number)), .text(key.group), .text(key.path)]
+        ) { row -> (box: [UInt8]?, bytes: Int64)? in
+            row.isNull(0) ? nil : (row.isNull(1) ? nil : row.blob(1), row.int64(2))
+        }.first
+    }
+
     /// The bytes a secret's custom metadata counts for; nil when there is no such secret.
     static func customMetadataBytes(of key: KVSecretKey, on db: SQLiteConnection) throws -> Int64? {
         try db.query(

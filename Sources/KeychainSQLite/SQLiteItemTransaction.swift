@@ -143,16 +143,15 @@ final class SQLiteItemTransaction: ItemOperations {
 
     func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws {
         try run {
-            guard try KVTable.customMetadataBytes(of: key, on: db) != nil else {
+            guard let stored = try KVTable.versionToReplace(version.number, of: key, on: db) else {
                 throw KeychainError.param("KV secret \(key) has no metadata")
             }
-            let stored = try KVTable.version(version.number, of: key, on: db)
-            let data = try KVVersionData.toStore(version, of: key, replacing: stored.map { ($0.sealedData, $0.dataBytes) }) {
+            let data = try KVVersionData.toStore(version, of: key, replacing: stored) {
                 try keyring.prepareForSealing(1, on: db)
                 return try keyring.seal($0, binding: $1, on: db)
             }
             try KVTable.putVersion(version, sealedData: data.box, dataBytes: data.bytes, of: key, on: db)
-            usage.record(key.group, GroupUsage(secretBytes: data.bytes - (stored?.dataBytes ?? 0)))
+            usage.record(key.group, GroupUsage(secretBytes: data.bytes - (stored?.bytes ?? 0)))
         }
     }
 
