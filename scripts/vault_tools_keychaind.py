@@ -29,11 +29,16 @@ RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$
 failures = 0
 
 
+# keychaind tokens (`kc_…`) in what a failure prints are replaced: a check's output is a log.
+TOKEN = re.compile(r"kc_[A-Za-z0-9_-]+")
+
+
 def expect(condition, what, got=None):
     global failures
     if not condition:
         failures += 1
-        print(f"FAILED: {what}" + ("" if got is None else f" (got: {got!r})"), flush=True)
+        shown = "" if got is None else " (got: " + TOKEN.sub("kc_<token>", repr(got)) + ")"
+        print(f"FAILED: {what}{shown}", flush=True)
     return condition
 
 
