@@ -54,7 +54,7 @@ public enum Wiring {
         }
         // Last: a mount is any first segment, so every route with a literal one comes first.
         router.addKVRoutes(
-            kv: KVService(store: vault.items, checkData: KVRequest.checkData), tokens: tokens,
+            kv: KVService(store: vault.items), tokens: tokens,
             secretMountAlias: configuration.vaultSecretMountAlias, maxAnswerBytes: configuration.maxAnswerBytes)
         return KeychainApplication(
             router: router,

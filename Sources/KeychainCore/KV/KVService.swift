@@ -15,8 +15,6 @@ public import Foundation
 public final class KVService: Sendable {
     public let store: any ItemStore
     private let clock: @Sendable () -> Date
-    /// Checks that a version's data is a JSON object (the API layer parses JSON; this layer does not).
-    private let checkData: @Sendable (SecretBytes) throws -> Void
 
     /// Versions a secret keeps when its metadata does not say (Vault's mount default).
     public static let defaultMaxVersions = 10
@@ -25,13 +23,9 @@ public final class KVService: Sendable {
     /// The `generic` value that marks an item as a KV secret's current version.
     public static let marker = AttributeValue.data(Array("keychaind.kv".utf8))
 
-    public init(
-        store: any ItemStore, clock: @escaping @Sendable () -> Date = { Date() },
-        checkData: @escaping @Sendable (SecretBytes) throws -> Void
-    ) {
+    public init(store: any ItemStore, clock: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.clock = clock
-        self.checkData = checkData
     }
 
     // MARK: - Reading
@@ -86,11 +80,11 @@ public final class KVService: Sendable {
     // MARK: - Writing versions
 
     /// Writes a new version (`options.cas`: `cas`; 0 means the secret must not exist yet);
-    /// answers it and the metadata as written.
+    /// answers it and the metadata as written. `data` is a JSON object's text: the API layer
+    /// parses bodies (`KVRequest.Write` and `Patch` give nothing else); this layer does not.
     @discardableResult
     public func write(_ key: KVSecretKey, data: SecretBytes, cas: Int?) throws -> (metadata: KVMetadata, version: KVVersion) {
         try checkPath(key)
-        try checkData(data)
         return try Self.refusingTakenPaths {
             try store.transaction { transaction in try self.write(key, data: data, cas: cas, in: transaction) }
         }
@@ -109,7 +103,6 @@ public final class KVService: Sendable {
                 !current.destroyed, !current.isDeleted(at: self.clock()), let data = current.data
             else { return nil }
             let merged = try merge(data)
-            try self.checkData(merged)
             return try self.write(key, data: merged, cas: cas, in: transaction)
         } }
     }
