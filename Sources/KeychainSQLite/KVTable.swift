@@ -26,24 +26,30 @@ enum KVTable {
     static func secret(_ key: KVSecretKey, on db: SQLiteConnection) throws -> SecretRow? {
         try db.query(
             "SELECT \(secretColumns) FROM kv_secrets WHERE access_group = ? AND path = ?", [.text(key.group), .text(key.path)]
-        ) { row in
-            SecretRow(
-                metadata: KVMetadata(
-                    maxVersions: Int(row.int64(0)), casRequired: row.int64(1) != 0, deleteVersionAfter: Int(row.int64(2)),
-                    currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
-                    createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
-                    metadataVersion: Int(row.int64(8))),
-                sealedCustomMetadata: row.blob(3), customMetadataBytes: row.int64(9))
-        }.first
+        ) { row in secretRow(row) }.first
     }
+
+    /// The secret's row from the first columns of `row`, as `secretColumns` names them.
+    private static func secretRow(_ row: SQLiteStatement) -> SecretRow {
+        SecretRow(
+            metadata: KVMetadata(
+                maxVersions: Int(row.int64(0)), casRequired: row.int64(1) != 0, deleteVersionAfter: Int(row.int64(2)),
+                currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
+                createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
+                metadataVersion: Int(row.int64(8))),
+            sealedCustomMetadata: row.blob(3), customMetadataBytes: row.int64(9))
+    }
+
+    /// `secretColumns` of the table `s`, as the read joining `kv_versions` names them.
+    private static let joinedSecretColumns = secretColumns.split(separator: ",")
+        .map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }.joined(separator: ", ")
 
     /// A secret's row and one version's (`number`, or the current one when nil; nil when that
     /// version is not kept), in one statement: the read of `data/<path>`.
     static func read(_ key: KVSecretKey, version number: Int?, on db: SQLiteConnection) throws -> (SecretRow, VersionRow?)? {
-        let columns = secretColumns.split(separator: ",").map { "s." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-        return try db.query(
+        try db.query(
             """
-            SELECT \(columns.joined(separator: ", ")), v.version, v.created_time, v.deletion_time, v.destroyed, v.data,
+            SELECT \(joinedSecretColumns), v.version, v.created_time, v.deletion_time, v.destroyed, v.data,
                 v.data_bytes
             FROM kv_secrets s LEFT JOIN kv_versions v ON v.access_group = s.access_group AND v.path = s.path
                 AND v.version = coalesce(?, s.current_version)
@@ -51,13 +57,7 @@ enum KVTable {
             """,
             [number.map { .integer(Int64($0)) } ?? .null, .text(key.group), .text(key.path)]
         ) { row -> (SecretRow, VersionRow?) in
-            let secret = SecretRow(
-                metadata: KVMetadata(
-                    maxVersions: Int(row.int64(0)), casRequired: row.int64(1) != 0, deleteVersionAfter: Int(row.int64(2)),
-                    currentVersion: Int(row.int64(4)), oldestVersion: Int(row.int64(5)),
-                    createdTime: Date(millisecondsSince1970: row.int64(6)), updatedTime: Date(millisecondsSince1970: row.int64(7)),
-                    metadataVersion: Int(row.int64(8))),
-                sealedCustomMetadata: row.blob(3), customMetadataBytes: row.int64(9))
+            let secret = secretRow(row)
             guard !row.isNull(10) else { return (secret, nil) }
             let version = KVVersion(
                 number: Int(row.int64(10)), createdTime: Date(millisecondsSince1970: row.int64(11)),

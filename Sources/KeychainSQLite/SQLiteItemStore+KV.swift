@@ -27,15 +27,10 @@ extension SQLiteItemStore {
                     try pool.read { db in try KVTable.read(key, version: number, on: db).map { KVReadCache.Row(secret: $0.0, version: $0.1) } }
                 }
                 guard let row else { return nil }
-                var metadata = row.secret.metadata
-                if row.secret.customMetadataBytes > 0 {
-                    metadata.customMetadata = try KVCustomMetadataEncoding.decode(
-                        keyring.open(row.secret.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
-                }
-                guard let stored = row.version else { return (metadata, nil) }
-                var version = stored.version
-                version.data = try stored.sealedData.map { try keyring.open($0, binding: .kvVersion(key, number: version.number)) }
-                return (metadata, version)
+                let metadata = try keyring.openKVMetadata(
+                    row.secret.metadata, sealedCustomMetadata: row.secret.sealedCustomMetadata,
+                    customMetadataBytes: row.secret.customMetadataBytes, of: key)
+                return (metadata, try row.version.map { try keyring.openKVVersion($0.version, sealedData: $0.sealedData, of: key) })
             }
         }
     }

@@ -174,22 +174,15 @@ final class SQLiteItemTransaction: ItemOperations {
 
     /// A secret's metadata on `db`, its custom metadata opened.
     static func kvMetadata(of key: KVSecretKey, keyring: Keyring, on db: SQLiteConnection) throws -> KVMetadata? {
-        guard let row = try KVTable.secret(key, on: db) else { return nil }
-        var metadata = row.metadata
-        // No custom metadata counts for nothing: the read of a secret without any opens one box.
-        if row.customMetadataBytes > 0 {
-            metadata.customMetadata = try KVCustomMetadataEncoding.decode(
-                keyring.open(row.sealedCustomMetadata, binding: .kvCustomMetadata(key)))
+        try KVTable.secret(key, on: db).map {
+            try keyring.openKVMetadata(
+                $0.metadata, sealedCustomMetadata: $0.sealedCustomMetadata, customMetadataBytes: $0.customMetadataBytes, of: key)
         }
-        return metadata
     }
 
     /// A kept version on `db`, its data opened.
     static func kvVersion(_ number: Int, of key: KVSecretKey, keyring: Keyring, on db: SQLiteConnection) throws -> KVVersion? {
-        guard let row = try KVTable.version(number, of: key, on: db) else { return nil }
-        var version = row.version
-        version.data = try row.sealedData.map { try keyring.open($0, binding: .kvVersion(key, number: number)) }
-        return version
+        try KVTable.version(number, of: key, on: db).map { try keyring.openKVVersion($0.version, sealedData: $0.sealedData, of: key) }
     }
 
     private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }

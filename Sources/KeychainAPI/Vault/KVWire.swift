@@ -30,24 +30,22 @@ public enum KVRequest {
         return try JSONBody(parsing: body).members
     }
 
-    /// `POST data/<path>`: `data` (an object, serialized again as the version's bytes) and
-    /// `options.cas`.
-    public struct Write: Sendable {
-        public var data: SecretBytes
-        public var cas: Int?
-        public var unrecognized: [String]
+    /// What a write and a patch of `data/<path>` both send: `data` (an object) and `options.cas`;
+    /// other keys are named in `unrecognized`.
+    private struct DataBody {
+        var data: JSONValue
+        var cas: Int?
+        var unrecognized: [String]
 
-        public init(_ body: [UInt8]) throws {
-            var data: SecretBytes?
+        init(_ body: [UInt8]) throws {
+            var data: JSONValue?
             cas = nil
             unrecognized = []
             for (name, value) in try KVRequest.members(body) {
                 switch name {
                 case "data":
                     guard case .object = value else { throw KeychainError.param("no data provided") }
-                    var bytes = value.serialized()
-                    data = SecretBytes(bytes, lockedInMemory: false)
-                    SecretBytes.wipe(&bytes)
+                    data = value
                 case "options":
                     guard case .object(let options) = value else { throw KeychainError.param("options must be an object") }
                     for (option, setting) in options where option == "cas" {
@@ -62,6 +60,23 @@ public enum KVRequest {
         }
     }
 
+    /// `POST data/<path>`: `data` (an object, serialized again as the version's bytes) and
+    /// `options.cas`.
+    public struct Write: Sendable {
+        public var data: SecretBytes
+        public var cas: Int?
+        public var unrecognized: [String]
+
+        public init(_ body: [UInt8]) throws {
+            let sent = try DataBody(body)
+            var bytes = sent.data.serialized()
+            defer { SecretBytes.wipe(&bytes) }
+            data = SecretBytes(bytes, lockedInMemory: false)
+            cas = sent.cas
+            unrecognized = sent.unrecognized
+        }
+    }
+
     /// `PATCH data/<path>` (a JSON merge patch of `data`, RFC 7396) and its `options.cas`.
     public struct Patch: Sendable {
         public var patch: JSONValue
@@ -69,25 +84,10 @@ public enum KVRequest {
         public var unrecognized: [String]
 
         public init(_ body: [UInt8]) throws {
-            var patch: JSONValue?
-            cas = nil
-            unrecognized = []
-            for (name, value) in try KVRequest.members(body) {
-                switch name {
-                case "data":
-                    guard case .object = value else { throw KeychainError.param("no data provided") }
-                    patch = value
-                case "options":
-                    guard case .object(let options) = value else { throw KeychainError.param("options must be an object") }
-                    for (option, setting) in options where option == "cas" {
-                        cas = try KVRequest.integer(setting, "cas")
-                    }
-                default:
-                    unrecognized.append(name)
-                }
-            }
-            guard let patch else { throw KeychainError.param("no data provided") }
-            self.patch = patch
+            let sent = try DataBody(body)
+            patch = sent.data
+            cas = sent.cas
+            unrecognized = sent.unrecognized
         }
 
         /// `data` with the patch merged in (RFC 7396: null removes a member, objects merge).
@@ -228,7 +228,7 @@ extension JSONValue {
 public enum KVAnswer {
     /// A version's metadata (`data` of a write; `metadata` of a read).
     public static func versionMetadata(
-        _ version: KVVersion, custom: [String: String], now: Date, into writer: inout JSONWriter
+        _ version: KVVersion, custom: [String: String], into writer: inout JSONWriter
     ) {
         writer.key("created_time")
         writer.date(version.createdTime)
@@ -240,8 +240,17 @@ public enum KVAnswer {
         writer.member("version", version.number)
     }
 
+    /// `data` of a write or a patch: the new version's metadata, with the keys the body's
+    /// sender was told were ignored.
+    public static func written(_ version: KVVersion, metadata: KVMetadata, unrecognized: [String]) -> VaultEnvelope {
+        let custom = metadata.customMetadata
+        return VaultEnvelope(warnings: KVRequest.warning(ignoring: unrecognized)) { writer in
+            versionMetadata(version, custom: custom, into: &writer)
+        }
+    }
+
     /// `data` of a read: the version's data (its stored JSON text) and metadata.
-    public static func read(_ found: KVService.Found, now: Date) -> @Sendable (inout JSONWriter) -> Void {
+    public static func read(_ found: KVService.Found) -> @Sendable (inout JSONWriter) -> Void {
         let version = found.version
         let custom = found.metadata.customMetadata
         return { writer in
@@ -252,7 +261,7 @@ public enum KVAnswer {
                 writer.null()
             }
             writer.key("metadata")
-            writer.object { versionMetadata(version, custom: custom, now: now, into: &$0) }
+            writer.object { versionMetadata(version, custom: custom, into: &$0) }
         }
     }
 

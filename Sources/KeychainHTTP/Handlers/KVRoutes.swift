@@ -21,7 +21,7 @@ extension Router {
                 try KVRequest.integer(.string($0.value), "version")
             }
             guard let found = try kv.read(key, version: version) else { return .vaultNotFound }
-            let answer = HTTPResponse.json(VaultEnvelope(data: KVAnswer.read(found, now: Date())))
+            let answer = HTTPResponse.json(VaultEnvelope(data: KVAnswer.read(found)))
             return found.isLive ? answer : answer.withStatus(404)
         }
         for method in [HTTPMethod.post, .put] {
@@ -32,11 +32,7 @@ extension Router {
                 }
                 let request = try KVRequest.Write(context.request.body)
                 let written = try KVRefusal.answering { try kv.write(key, data: request.data, cas: request.cas) }
-                let custom = written.metadata.customMetadata
-                return .json(
-                    VaultEnvelope(warnings: KVRequest.warning(ignoring: request.unrecognized)) { writer in
-                        KVAnswer.versionMetadata(written.version, custom: custom, now: Date(), into: &writer)
-                    })
+                return .json(KVAnswer.written(written.version, metadata: written.metadata, unrecognized: request.unrecognized))
             }
         }
         add(.patch, "/{mount}/data/{path*}", access: .client, audit: .pathParameters, surface: .vault) { context in
@@ -46,11 +42,7 @@ extension Router {
             let request = try KVRequest.Patch(context.request.body)
             guard let written = try KVRefusal.answering({ try kv.patch(key, cas: request.cas, merge: request.merged(into:)) })
             else { return .vaultPatchNotFound }
-            let custom = written.metadata.customMetadata
-            return .json(
-                VaultEnvelope(warnings: KVRequest.warning(ignoring: request.unrecognized)) { writer in
-                    KVAnswer.versionMetadata(written.version, custom: custom, now: Date(), into: &writer)
-                })
+            return .json(KVAnswer.written(written.version, metadata: written.metadata, unrecognized: request.unrecognized))
         }
         add(.delete, "/{mount}/data/{path*}", access: .client, audit: .pathParameters, surface: .vault) { context in
             let key = try mounts.key(context)
@@ -91,10 +83,10 @@ extension Router {
             let prefix = folder.isEmpty || folder.hasSuffix("/") ? folder : folder + "/"
             var names: [String]
             if prefix.hasSameUTF8(as: "tokens/") || prefix.utf8.starts(with: "tokens/".utf8) {
-                names = try tokenSecrets.list(group: group, folder: String(prefix.dropFirst("tokens/".count)), context: context)
+                names = try tokenSecrets.list(group: group, folder: String(prefix.dropFirst("tokens/".count)))
             } else {
                 names = try kv.list(group: group, folder: prefix)
-                if prefix.isEmpty, try tokenSecrets.hasAny(group: group, context: context) {
+                if prefix.isEmpty, try tokenSecrets.hasAny(group: group) {
                     names.append("tokens/")
                     names.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                 }

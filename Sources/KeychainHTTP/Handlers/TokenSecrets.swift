@@ -48,7 +48,7 @@ struct TokenSecrets: Sendable {
                     if let refreshToken = stored.refreshToken { data.member("refresh_token", refreshToken) }
                 }
                 writer.key("metadata")
-                writer.object { KVAnswer.versionMetadata(version, custom: [:], now: now, into: &$0) }
+                writer.object { KVAnswer.versionMetadata(version, custom: [:], into: &$0) }
             })
     }
 
@@ -57,7 +57,7 @@ struct TokenSecrets: Sendable {
         let saved = try tokens.save(update, naming: naming, client: context.caller)
         let now = tokens.items.clock()
         let version = KVVersion(number: saved.version, createdTime: now, data: nil)
-        return .json(VaultEnvelope { KVAnswer.versionMetadata(version, custom: [:], now: now, into: &$0) })
+        return .json(VaultEnvelope { KVAnswer.versionMetadata(version, custom: [:], into: &$0) })
     }
 
     /// `{"data":{"access_token", "refresh_token"?, "expires_in"? | "expires_at"?}}`; any other key
@@ -107,9 +107,9 @@ struct TokenSecrets: Sendable {
 
     /// The names one level below `tokens/<folder>`: services (`<service>/` where per-user tokens
     /// exist) for "", users for `<service>/`.
-    func list(group: String, folder: String, context: RequestContext) throws -> [String] {
+    func list(group: String, folder: String) throws -> [String] {
         var names = Set<String>()
-        for item in try accessTokenItems(group: group, context: context) {
+        for item in try accessTokenItems(group: group) {
             guard case .string(let service)? = item[.service], case .string(let account)? = item[.account] else { continue }
             let suffix = ".accessToken"
             if account == TokenNaming.Kind.accessToken.rawValue {
@@ -127,14 +127,16 @@ struct TokenSecrets: Sendable {
         return names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
     }
 
-    func hasAny(group: String, context: RequestContext) throws -> Bool {
-        try !list(group: group, folder: "", context: context).isEmpty
+    func hasAny(group: String) throws -> Bool {
+        try !list(group: group, folder: "").isEmpty
     }
 
-    /// The group's generic passwords as the caller sees them (a service's tokens are among them).
-    private func accessTokenItems(group: String, context: RequestContext) throws -> [Item] {
-        let query = ItemQuery(
-            itemClass: .genericPassword, attributes: [.accessGroup: .string(group)], limit: .all, returnKinds: [.attributes])
-        return try tokens.items.copyMatching(query, client: context.caller).items.map(\.item)
+    /// Every generic password of the group, the caller's mount (a service's tokens are among them;
+    /// an item search would answer the first page only).
+    private func accessTokenItems(group: String) throws -> [Item] {
+        try tokens.items.store.find(
+            ItemFilter(itemClass: .genericPassword, accessGroups: [group], equal: [:]), limit: nil, after: nil,
+            reading: .attributes
+        ).items
     }
 }
