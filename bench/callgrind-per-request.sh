@@ -8,9 +8,11 @@
 # valgrind the request rate follows the machine's load. So arms alternate for several rounds and
 # the median is what to compare.
 #
-# usage: bench/callgrind-per-request.sh [-p token|read|kv] [-d SECONDS] [-r ROUNDS] [-k DIR] [-s] NAME=BINARY ...
-#   -p  the route: token (GET /v1/tokens/bench/authorization, default), read (one item, return=data)
-#       or kv (GET /v1/bench/data/reader, a KV v2 read on the Vault surface with X-Vault-Token)
+# usage: bench/callgrind-per-request.sh [-p token|read|kv|add|kvwrite] [-d SECONDS] [-r ROUNDS] [-k DIR] [-s] NAME=BINARY ...
+#   -p  the route: token (GET /v1/tokens/bench/authorization, default), read (one item, return=data),
+#       kv (GET /v1/bench/data/reader, a KV v2 read on the Vault surface with X-Vault-Token),
+#       add (POST /v1/items/genericPassword, a durable add of a new item each time) or kvwrite
+#       (POST /v1/secret/data/<new path>, a KV v2 write of a new secret, `secret/` aliased)
 #   -d  seconds of measured load (8); -r rounds (3)
 #   -k  keeps each dump as DIR/NAME.ROUND.callgrind (for callgrind_annotate)
 #   -s  also simulates the caches and branch predictors (`--cache-sim=yes --branch-sim=yes`, about
@@ -34,15 +36,20 @@ while getopts p:d:r:k:s option; do
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/callgrind-per-request.sh [-p token|read|kv] [-d secs] [-r rounds] [-k dir] [-s] NAME=BINARY ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/callgrind-per-request.sh [-p token|read|kv|add|kvwrite] [-d secs] [-r rounds] [-k dir] [-s] NAME=BINARY ..." >&2; exit 2; }
 case $path in
 token) route=/v1/tokens/bench/authorization ;;
 read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" ;;
 kv) route=/v1/bench/data/reader ;;
-*) echo "callgrind-per-request: -p is token, read or kv" >&2; exit 2 ;;
+add | kvwrite) route=/ ;; # the wrk script names a new path for each request
+*) echo "callgrind-per-request: -p is token, read, kv, add or kvwrite" >&2; exit 2 ;;
 esac
-script=bench/wrk/auth.lua
-[ "$path" != kv ] || script=bench/wrk/bao-read.lua
+case $path in
+kv) script=bench/wrk/bao-read.lua ;;
+add) script=bench/wrk/add.lua ;;
+kvwrite) script=bench/wrk/bao-write.lua ;;
+*) script=bench/wrk/auth.lua ;;
+esac
 [ -z "$keep" ] || mkdir -p "$keep"
 
 # The simulated events and reference-count calls of a dump, per request, as table cells.
@@ -81,7 +88,7 @@ for arm in "$@"; do
     name=${arm%%=*} binary=${arm#*=}
     [ -x "$binary" ] || { echo "callgrind-per-request: $binary is not an executable" >&2; exit 2; }
     # Deterministic hashing: dictionary probes then cost the same in every run.
-    SWIFT_DETERMINISTIC_HASHING=1 KEYCHAIND_THREADS=1 valgrind --tool=callgrind $simulate --callgrind-out-file="$work/$name.out.%p" \
+    SWIFT_DETERMINISTIC_HASHING=1 KEYCHAIND_THREADS=1 KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS=true valgrind --tool=callgrind $simulate --callgrind-out-file="$work/$name.out.%p" \
         "$binary" serve --listen 127.0.0.1:0 --data-dir "$work/$name.$round" >"$work/$name.log" 2>&1 &
     server=$!
     pids+=("$server")
@@ -102,16 +109,16 @@ for arm in "$@"; do
     curl -sf -X POST "$url/v1/items/genericPassword" "${auth[@]}" \
         -d '{"service":"bench","account":"reader","value":"read-me"}' >/dev/null
     export KEYCHAIND_BENCH_TOKEN="$token"
-    if [ "$path" = kv ]; then
+    if [ "$path" = kv ] || [ "$path" = kvwrite ]; then
         # The Vault surface's caller: a client of its own group (the admin's, `admin`, is no mount).
         BAO_BENCH_TOKEN=$(curl -sf -X POST "$url/v1/admin/clients" "${auth[@]}" -d '{"name":"bench","accessGroups":["bench"]}' \
             | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
         export BAO_BENCH_TOKEN
         curl -sf -X POST "$url/v1/bench/data/reader" -H "X-Vault-Token: $BAO_BENCH_TOKEN" -d '{"data":{"value":"read-me"}}' >/dev/null
     fi
-    wrk -t1 -c4 -d3s -s "$script" "$url$route" >/dev/null
+    KEYCHAIND_BENCH_RUN=warm wrk -t1 -c4 -d3s -s "$script" "$url$route" >/dev/null
     callgrind_control -z "$server" >/dev/null 2>&1
-    out=$(wrk -t1 -c4 -d"${seconds}s" -s "$script" "$url$route")
+    out=$(KEYCHAIND_BENCH_RUN=measured wrk -t1 -c4 -d"${seconds}s" -s "$script" "$url$route")
     callgrind_control -d "$server" >/dev/null 2>&1
     requests=$(awk '/requests in/ { print $1 }' <<<"$out")
     non2xx=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
