@@ -77,9 +77,12 @@ package struct ReencryptionConformance: Sendable {
         }
         #expect(try vault.rotate(reencrypt: false) == 2)
         try vault.items.add([Self.item(account: "after", secret: "new")])
+        // A connect session's verifier is a sealed value like the others.
+        let session = ConnectSessionStoreConformance.session("reencrypted")
+        try vault.connectSessions.create(session)
         #expect(try vault.rotate(reencrypt: true) == 3)
         let progress = Self.waitForReencryption(vault)
-        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 451, done: 451))
+        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 452, done: 452))
         #expect(vault.status.reencryption?.fraction == 1)
         let store = try #require(vault.items as? any ReencryptingStore)
         #expect(try store.countSecrets(olderThan: 3) == 0)
@@ -96,6 +99,7 @@ package struct ReencryptionConformance: Sendable {
         while Date() < deadline, other.keyring.terms != [3] { usleep(1_000) }
         #expect(other.keyring.terms == [3])
         #expect(try Self.secrets(other) == expected)
+        #expect(try other.connectSessions.session(id: "reencrypted")?.verifier == session.verifier)
     }
 
     /// A term that still seals a secret is kept (re-encryption interrupted, or not asked for).

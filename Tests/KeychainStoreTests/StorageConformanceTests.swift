@@ -57,6 +57,10 @@ struct InMemoryConformanceTests {
     func kv(check: KVConformance.Check) throws {
         try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
     }
+
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance { (InMemoryConnectSessionStore(), nil, nil) }.run()
+    }
 }
 
 @Suite("Conformance: SQLite")
@@ -80,6 +84,14 @@ struct SQLiteConformanceTests {
             let pool = try ConnectionPool(path: ":memory:")
             try pool.write { try Migrations.apply(on: $0) }
             return (SQLiteLoginRoleStore(pool: pool), pool)
+        }.run()
+    }
+
+    /// The vault's own store, as the server uses it (its verifiers sealed by the vault's keyring).
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance {
+            let fixture = try VaultFixture()
+            return (fixture.vault.connectSessions, nil, fixture)
         }.run()
     }
 
@@ -182,6 +194,20 @@ struct PostgreSQLConformanceTests {
             let database = try PGTestDatabase()
             try PGMigrations.apply(on: database.connect())
             return (PGLoginRoleStore(connections: PGConnections(settings: PGSettings(url: database.url))), nil)
+        }.run()
+    }
+
+    /// Two stores over one database, each with connections of its own: two nodes taking one state.
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance {
+            let database = try PGTestDatabase()
+            let items = try database.itemStore()
+            let node = {
+                PGConnectSessionStore(
+                    connections: PGConnections(settings: PGSettings(url: database.url)), keyring: items.keyring,
+                    reservations: items.reservations)
+            }
+            return (node(), node(), nil)
         }.run()
     }
 
