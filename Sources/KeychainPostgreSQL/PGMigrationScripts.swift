@@ -304,4 +304,15 @@ extension PGMigrations {
         ALTER TABLE cluster_state ALTER COLUMN cluster_id DROP DEFAULT;
         ALTER TABLE tokens ADD COLUMN last_renewal bigint;
         """#
+
+    /// Migration 8: OAuth providers (`PGProviderStore`), as SQLite's migration 7: `settings` a
+    /// provider's JSON without its client secret, `client_secret` the secret sealed, bound to the
+    /// table and the provider's name (NULL for a public client).
+    static let version8 = #"""
+        CREATE TABLE oauth_providers (
+            name text COLLATE "C" PRIMARY KEY,
+            settings text NOT NULL,
+            client_secret bytea
+        );
+        """#
 }

@@ -268,4 +268,15 @@ extension Migrations {
             FROM (SELECT lower(hex(randomblob(16))) AS h);
         ALTER TABLE tokens ADD COLUMN last_renewal INTEGER;
         """#
+
+    /// Migration 7: OAuth providers (`SQLiteProviderStore`). `settings` holds a provider's JSON
+    /// without its client secret; `client_secret` the secret sealed, bound to the table and the
+    /// provider's name (NULL for a public client).
+    static let version7 = #"""
+        CREATE TABLE oauth_providers (
+            name TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            client_secret BLOB
+        ) STRICT, WITHOUT ROWID;
+        """#
 }

@@ -9,17 +9,20 @@ package final class SQLiteBackend: VaultBackend {
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
     private let loginRoleStore: SQLiteLoginRoleStore
+    private let providerStore: SQLiteProviderStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
         self.pool = pool
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
         loginRoleStore = SQLiteLoginRoleStore(pool: pool)
+        providerStore = SQLiteProviderStore(pool: pool, keyring: keyring)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package var providers: any ProviderStore { providerStore }
     package func clusterID() throws -> String {
         guard let id = try pool.read({ db in try db.scalarText("SELECT cluster_id FROM vault_identity WHERE id = 1") }) else {
             throw KeychainError.io("the database has no cluster id (vault_identity is empty)")
