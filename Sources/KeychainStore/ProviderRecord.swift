@@ -36,8 +36,10 @@ package enum ProviderRecord {
             let clientAuth = RefreshSetting.ClientAuth(rawValue: settings.clientAuth),
             let authorizationEndpoint = try? TokenEndpointURL(settings.authorizationEndpoint, key: "authorizationEndpoint"),
             let tokenEndpoint = try? TokenEndpointURL(settings.tokenEndpoint),
-            let revocationEndpoint = try? settings.revocationEndpoint.map({ try TokenEndpointURL($0, key: "revocationEndpoint") })
+            // nil: none stored; .some(nil): one that is no longer an outbound URL.
+            settings.revocationEndpoint.map({ try? TokenEndpointURL($0, key: "revocationEndpoint") }) != .some(nil)
         else { throw KeychainError.decode("the stored provider \"\(name)\" is malformed") }
+        let revocationEndpoint = settings.revocationEndpoint.flatMap { try? TokenEndpointURL($0, key: "revocationEndpoint") }
         return OAuthProvider(
             name: name, authorizationEndpoint: authorizationEndpoint, tokenEndpoint: tokenEndpoint, clientId: settings.clientId,
             clientSecret: clientSecret, clientAuth: clientAuth, scopes: settings.scopes, allowedScopes: settings.allowedScopes,
