@@ -305,11 +305,22 @@ extension PGMigrations {
         ALTER TABLE tokens ADD COLUMN last_renewal bigint;
         """#
 
-    /// Migration 8: connect sessions (`PGConnectSessionStore`), as SQLite's migration 7: the
+    /// Migration 8: OAuth providers (`PGProviderStore`), as SQLite's migration 7: `settings` a
+    /// provider's JSON without its client secret, `client_secret` the secret sealed, bound to the
+    /// table and the provider's name (NULL for a public client).
+    static let version8 = #"""
+        CREATE TABLE oauth_providers (
+            name text COLLATE "C" PRIMARY KEY,
+            settings text NOT NULL,
+            client_secret bytea
+        );
+        """#
+
+    /// Migration 9: connect sessions (`PGConnectSessionStore`), as SQLite's migration 8: the
     /// verifier sealed and bound to `connect_id`, `state` and the browser's cookie as SHA-256
     /// hashes (`state_hash` unique; a callback takes it with one `UPDATE … RETURNING`, which
     /// PostgreSQL's row lock makes single-use across nodes), dates in milliseconds.
-    static let version8 = #"""
+    static let version9 = #"""
         CREATE TABLE connect_sessions (
             connect_id text COLLATE "C" PRIMARY KEY,
             provider text NOT NULL,

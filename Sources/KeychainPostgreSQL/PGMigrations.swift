@@ -15,6 +15,7 @@ enum PGMigrations {
         (6, version6),
         (7, version7),
         (8, version8),
+        (9, version9),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

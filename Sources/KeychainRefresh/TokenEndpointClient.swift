@@ -30,8 +30,10 @@ public final class TokenEndpointClient: TokenEndpoint {
         case .post:
             form.add("client_id", setting.clientId)
             form.add("client_secret", setting.clientSecret)
+        case .none:
+            form.add("client_id", setting.clientId)
         }
-        let sent = [refreshToken, setting.clientSecret].compactMap { $0 }
+        let sent = [refreshToken, setting.clientAuth == .none ? nil : setting.clientSecret].compactMap { $0 }
         let secrets = SentSecrets(sent + sent.map(FormBody.encoded) + [authorization].compactMap { $0 })
         do {
             let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)

@@ -9,6 +9,7 @@ package final class SQLiteBackend: VaultBackend {
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
     private let loginRoleStore: SQLiteLoginRoleStore
+    private let providerStore: SQLiteProviderStore
     private let connectSessionStore: SQLiteConnectSessionStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
@@ -16,12 +17,14 @@ package final class SQLiteBackend: VaultBackend {
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
         loginRoleStore = SQLiteLoginRoleStore(pool: pool)
+        providerStore = SQLiteProviderStore(pool: pool, keyring: keyring)
         connectSessionStore = SQLiteConnectSessionStore(pool: pool, keyring: keyring)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package var providers: any ProviderStore { providerStore }
     package var connectSessions: any ConnectSessionStore { connectSessionStore }
     package func clusterID() throws -> String {
         guard let id = try pool.read({ db in try db.scalarText("SELECT cluster_id FROM vault_identity WHERE id = 1") }) else {

@@ -119,7 +119,8 @@ public enum Wiring {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
         let store = RefreshSettingStore(
-            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
+            format: RefreshRecordJSON())
         let outbound = OutboundHTTPSettings(
             timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
             caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)

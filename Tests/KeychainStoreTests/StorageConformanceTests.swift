@@ -53,6 +53,10 @@ struct InMemoryConformanceTests {
         try ClientStoreConformance { (InMemoryClientStore(), nil) }.run()
     }
 
+    @Test func providerStore() throws {
+        try ProviderStoreConformance { (InMemoryProviderStore(), nil, nil) }.run()
+    }
+
     @Test(arguments: KVConformance.Check.allCases)
     func kv(check: KVConformance.Check) throws {
         try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
@@ -101,6 +105,30 @@ struct SQLiteConformanceTests {
             let pool = try ConnectionPool(path: ":memory:")
             try pool.write { try Migrations.apply(on: $0) }
             return (KeyringTable(pool: pool), pool)
+        }.run()
+    }
+
+    /// The vault's providers over a database on file.
+    @Test func providerStore() throws {
+        try ProviderStoreConformance {
+            let fixture = try VaultFixture()
+            let pool = try #require(fixture.vault.sqlitePool)
+            let database = ProviderStoreConformance.Database(
+                rawBytes: {
+                    try pool.read { db in
+                        try db.query("SELECT CAST(name || settings AS BLOB) || coalesce(client_secret, x'') FROM oauth_providers") {
+                            $0.blob(0)
+                        }
+                    }.flatMap { $0 }
+                },
+                copyClientSecret: { from, to in
+                    _ = try pool.write { db in
+                        try db.execute(
+                            "UPDATE oauth_providers SET client_secret = (SELECT client_secret FROM oauth_providers WHERE name = ?) WHERE name = ?",
+                            [.text(from), .text(to)])
+                    }
+                })
+            return (fixture.vault.providers, database, fixture)
         }.run()
     }
 
@@ -218,6 +246,26 @@ struct PostgreSQLConformanceTests {
             try PGMigrations.apply(on: database.connect())
             return (PGKeyringStorage(settings: PGSettings(url: database.url)), nil)
         }
+    }
+
+    /// A node's providers over a schema of its own.
+    @Test func providerStore() throws {
+        try ProviderStoreConformance {
+            let cluster = try Cluster(nodes: 1)
+            let node = cluster.nodes[0]
+            let database = ProviderStoreConformance.Database(
+                rawBytes: {
+                    let rows = try cluster.database.connect().execute(
+                        "SELECT convert_to(name || settings, 'UTF8') || coalesce(client_secret, '\\x'::bytea) FROM oauth_providers")
+                    return (0..<rows.count).flatMap { rows.bytes($0, 0) }
+                },
+                copyClientSecret: { from, to in
+                    _ = try cluster.database.connect().execute(
+                        "UPDATE oauth_providers SET client_secret = (SELECT client_secret FROM oauth_providers WHERE name = $1) WHERE name = $2",
+                        [.text(from), .text(to)])
+                })
+            return (node.providers, database, cluster)
+        }.run()
     }
 
     /// Rotated on one node; the other is the other view of the vault.

@@ -42,7 +42,7 @@ public struct RefreshPutRequest: Sendable {
                 }
                 clientSecret = SecretBytes(utf8: text, lockedInMemory: false)
             case "clientAuth":
-                guard case .string(let text) = value, let parsed = RefreshSetting.ClientAuth(rawValue: text) else {
+                guard case .string(let text) = value, let parsed = RefreshSetting.ClientAuth(rawValue: text), parsed != .none else {
                     throw KeychainError.param("\"clientAuth\" must be basic or post")
                 }
                 clientAuth = parsed
