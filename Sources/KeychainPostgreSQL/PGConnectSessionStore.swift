@@ -2,7 +2,7 @@ import Foundation
 import KeychainCore
 import KeychainStore
 
-/// `ConnectSessionStore` over the `connect_sessions` table on PostgreSQL (migration 8), as on
+/// `ConnectSessionStore` over the `connect_sessions` table on PostgreSQL (migration 9), as on
 /// SQLite. A callback takes a state with one `UPDATE … RETURNING`: of two nodes taking the same
 /// state at once, the second waits on the row's lock, then finds its condition false.
 final class PGConnectSessionStore: ConnectSessionStore {

@@ -2,7 +2,7 @@ public import Foundation
 public import KeychainCore
 import KeychainStore
 
-/// `ConnectSessionStore` over the `connect_sessions` table (migration 7): the verifier sealed on
+/// `ConnectSessionStore` over the `connect_sessions` table (migration 8): the verifier sealed on
 /// the writer connection, as items' secrets are; a state taken by one `UPDATE … RETURNING`, so
 /// that of two callbacks with one state, one gets the session.
 final class SQLiteConnectSessionStore: ConnectSessionStore {

@@ -5,6 +5,7 @@ public import KeychainCore
 public import KeychainHTTP
 public import KeychainRefresh
 import KeychainLogin
+public import KeychainConnect
 public import KeychainStore
 public import KeychainPostgreSQL
 public import Logging
@@ -18,7 +19,8 @@ public enum Wiring {
 
     public static func application(
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
-        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
+        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil,
+        connectWaiters: ConnectWaiters? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault),
@@ -40,6 +42,10 @@ public enum Wiring {
             login: login, clients: vault.clients, roleFailures: loginFailuresPerRole(configuration),
             requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addVaultRoutes(vault: vault)
+        router.addConnectRoutes(
+            flow: connectFlow(
+                vault: vault, configuration: configuration, logger: logger,
+                waiters: connectWaiters ?? Self.connectWaiters(vault: vault, configuration: configuration, logger: logger)))
         let limiter = authFailureLimiter(configuration)
         let unauthenticatedLines = unauthenticatedAuditLines(configuration)
         if let observe {
@@ -74,6 +80,35 @@ public enum Wiring {
         return WorkloadLogin(
             roles: vault.loginRoles, clients: vault.clients, issuer: vault.tokenIssuer, fetcher: IssuerFetcher(client: client),
             staleSeconds: configuration.jwksStaleSeconds, logger: logger)
+    }
+
+    /// The connect flow over the vault's sessions, providers and token items (`server.publicURL`,
+    /// `connect.*`); its code exchanges go out under the token endpoints' rules (`refresh.caFile`,
+    /// `refresh.timeoutSeconds`).
+    static func connectFlow(
+        vault: Vault, configuration: ServerConfiguration, logger: Logger, waiters: ConnectWaiters
+    ) -> ConnectFlow {
+        let service = KeychainService(
+            store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
+        let settings = RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
+            format: RefreshRecordJSON())
+        let outbound = OutboundHTTPSettings(
+            timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
+            caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        return ConnectFlow(
+            sessions: vault.connectSessions, providers: vault.providers, refreshSettings: settings,
+            endpoint: TokenEndpointClient(settings: outbound), waiters: waiters,
+            settings: ConnectFlow.Settings(
+                publicURL: configuration.publicURL, sessionSeconds: configuration.connectSessionSeconds,
+                maxWaitSeconds: configuration.connectMaxWaitSeconds, returnToOrigins: configuration.connectReturnToOrigins),
+            logger: logger)
+    }
+
+    /// The connect waits of this node (`connect.maxWaitsPerClient`); `start` it to follow sessions
+    /// that end on other nodes.
+    public static func connectWaiters(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> ConnectWaiters {
+        ConnectWaiters(store: vault.connectSessions, maxPerClient: configuration.connectMaxWaitsPerClient, logger: logger)
     }
 
     /// `limits.loginFailuresPerRolePerMinute` = 0 turns the per-role budget off.

@@ -199,7 +199,13 @@ public final class RefreshSettingStore: Sendable {
         }
     }
 
-    private func item(_ record: RefreshRecord) -> NewItem {
+    /// Whether a stored setting's item names the provider `name` (a connect may replace it).
+    func names(_ item: Item, provider name: String) -> Bool {
+        guard case .data(let bytes)? = item.attributes[.generic], let named = format.providerName(bytes) else { return false }
+        return named.utf8.elementsEqual(name.utf8)
+    }
+
+    func item(_ record: RefreshRecord) -> NewItem {
         var attributes = Self.attributes(record.key)
         attributes[.generic] = .data(format.encode(record.setting, record.state))
         // A setting that names a provider keeps no copy of the provider's secret.
