@@ -119,6 +119,10 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
         try store.record(key)
     }
 
+    public func provider(named name: String) throws -> OAuthProvider? {
+        try store.providers.provider(named: name)
+    }
+
     public func removeSetting(_ key: RefreshKey) throws -> Int {
         let removed = try store.delete(key)
         try store.markAccess(key, refreshBefore: nil)

@@ -31,6 +31,7 @@ public enum Wiring {
         router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
         router.addItemRoutes(service: service)
         router.addTokenRoutes(tokens: tokens, refresher: refresher)
+        router.addProviderRoutes(providers: vault.providers, refreshSettings: refreshSettings(vault, service: service))
         router.addClientRoutes(
             clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addAuthTokenRoutes(clients: vault.clients)
@@ -117,6 +118,13 @@ public enum Wiring {
         return AddressBudget(perMinute: configuration.loginFailuresPerRolePerMinute, maxAddresses: 10_000)
     }
 
+    /// The refresh settings over the vault's items, as the refresher keeps them.
+    static func refreshSettings(_ vault: Vault, service: KeychainService) -> RefreshSettingStore {
+        RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
+            format: RefreshRecordJSON())
+    }
+
     /// Page cursors sealed under a key derived from the master key, as the audit tags are.
     private static func pageCursors(_ vault: Vault) -> PageCursorSeal {
         let keyring = vault.keyring
@@ -153,9 +161,7 @@ public enum Wiring {
     ) -> TokenRefresher {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
-        let store = RefreshSettingStore(
-            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
-            format: RefreshRecordJSON())
+        let store = refreshSettings(vault, service: service)
         let outbound = OutboundHTTPSettings(
             timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
             caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)

@@ -28,6 +28,9 @@ public protocol TokenRefreshing: Sendable {
     /// The setting kept for `key`, nil when there is none.
     func record(_ key: RefreshKey) throws -> RefreshRecord?
 
+    /// The provider of that name (a new setting may name it), nil when there is none.
+    func provider(named name: String) throws -> OAuthProvider?
+
     /// Stores (or replaces) the setting for `key`; its state starts afresh.
     func configure(_ setting: RefreshSetting, for key: RefreshKey) throws -> RefreshRecord
 
