@@ -267,6 +267,7 @@ public final class ConnectFlow: Sendable {
     /// The session, for a client holding its group (errSecItemNotFound otherwise, as for an
     /// unknown one: a client learns nothing of other groups' sessions).
     public func session(id: String, client: Client) throws -> ConnectSession {
+        _ = try requirePublicURL()
         guard let session = try sessions.session(id: id), client.accessGroups.containsExactly(session.key.group) else {
             throw KeychainError.itemNotFound("no connect session \"\(id)\"")
         }

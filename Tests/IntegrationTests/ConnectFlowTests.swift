@@ -204,6 +204,24 @@ final class ConnectFlowTests {
         #expect(try session(run.connectId, on: node, token: app).json["state"] as? String == "connected")
     }
 
+    /// Guessing states (or session ids) spends the address's failed-authentication budget: past
+    /// it, 429, as for refused tokens; a valid token from that address is still served.
+    @Test func guessedStatesAndSessionsAreBoundedPerAddress() throws {
+        var environment = Self.environment()
+        environment["KEYCHAIND_LIMITS_AUTH_FAILURES_PER_MINUTE"] = "3"
+        let node = try start(environment: environment)
+        defer { _ = node.process.stop() }
+        var statuses: [Int] = []
+        for guess in 0..<3 {
+            statuses.append(try browse("\(Self.publicURL)/v1/oauth/callback?code=c&state=guess-\(guess)", on: node, cookie: nil).status)
+        }
+        #expect(statuses == [400, 400, 400])
+        let throttled = try browse("\(Self.publicURL)/v1/connect/guessed-session/go", on: node, cookie: nil)
+        #expect(throttled.status == 429, "\(throttled.text)")
+        #expect(throttled.headers["retry-after"] != nil)
+        #expect(try node.http.send("GET", "/v1/admin/clients", token: node.admin).status == 200)
+    }
+
     @Test func aCallbackWithoutTheCookieFailsTheSessionAndExchangesNothing() throws {
         let node = try start()
         defer { _ = node.process.stop() }
