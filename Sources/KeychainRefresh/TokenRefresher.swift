@@ -125,7 +125,7 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
     /// The refresh tokens a delete may remove that are to be revoked are read first (as
     /// keychaind: a client is not shown them), in every group the delete reaches; after the
     /// delete, each that is no longer stored is queued for revocation. Reading them never fails
-    /// the delete: a setting that cannot be read is not revoked for.
+    /// the delete: a setting or token that cannot be read is not revoked for.
     public func deleteRevoking(_ naming: TokenNaming, client: Client, _ delete: () throws -> Int) throws -> Int {
         let groups = naming.accessGroup.map { [$0] } ?? client.accessGroups
         let revocable = groups.compactMap { group -> (RefreshKey, OAuthProvider, SecretBytes)? in
@@ -137,8 +137,10 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
             return (key, provider, refreshToken)
         }
         let deleted = try delete()
-        for (key, provider, refreshToken) in revocable where (try? store.refreshToken(key)) == .some(nil) {
-            revocations.revoke(refreshToken, at: provider)
+        for (key, provider, refreshToken) in revocable {
+            let removed: Bool
+            do { removed = try store.refreshToken(key) != refreshToken } catch { removed = false }
+            if removed { revocations.revoke(refreshToken, at: provider) }
         }
         return deleted
     }
