@@ -104,7 +104,7 @@ final class OAuthServer {
         return seeded
     }
 
-    private func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
+    func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
         var arguments = ["curl", "-sS", "--max-time", "10", "-X", method]
         if let caFile { arguments += ["--cacert", caFile] }
         if let body {
@@ -119,7 +119,7 @@ final class OAuthServer {
         return object
     }
 
-    private func string(_ object: [String: Any], _ key: String) throws -> String {
+    func string(_ object: [String: Any], _ key: String) throws -> String {
         guard let value = object[key] as? String else { throw ProcessFailure(description: "oauth_server: no \(key)") }
         return value
     }

@@ -22,6 +22,15 @@ The test drives it through a control API (plain JSON, not OAuth):
   order, "authMethods": the client authentication method of each call, "issued": access tokens issued,
   "inFlight": /token requests being answered now, "maxInFlight": the most ever answered at once}.
 
+For providers (section "Providers" below): POST /revoke is Authlib's RFC 7009 revocation endpoint
+(any of the three client authentication methods a client is registered with); a third client,
+`public-client`, is public (`none`: `client_id` in the form, no secret).
+- GET /revocations: {"revocations": [{"token", "hint", "status", "revoked"}]}: every /revoke
+  request in order, its `token` and `token_type_hint`, the HTTP status answered, and whether
+  the token is revoked now.
+- POST /clients/secret {"clientId", "secret"}: the client's secret from now on (a rotated secret:
+  the old one is refused).
+
 The connect tests' authorization-code grant (RFC 6749 §4.1 with PKCE required, RFC 7636):
 client `connect-client` (client_secret_basic, secret `s3cret-connect`), any redirect URI on
 loopback, the grants `authorization_code` and `refresh_token` (rotating, as above).
@@ -46,6 +55,7 @@ from authlib.common.security import generate_token
 from authlib.integrations.flask_oauth2 import AuthorizationServer
 from authlib.oauth2 import OAuth2Error
 from authlib.oauth2.rfc6749 import ClientMixin, InvalidRequestError, TokenMixin, grants
+from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
 from authlib.oauth2.rfc7636 import CodeChallenge
 from urllib.parse import quote
@@ -328,6 +338,52 @@ def get_connect_stats():
 def get_stats():
     with lock:
         return jsonify(stats)
+
+
+# --- Providers: RFC 7009 revocation, rotated client secrets, a public client ---
+
+CLIENTS["public-client"] = (None, "none")
+RefreshTokenGrant.TOKEN_ENDPOINT_AUTH_METHODS = RefreshTokenGrant.TOKEN_ENDPOINT_AUTH_METHODS + ["none"]
+revocations = []  # every /revoke request: {"token", "hint", "status"}
+
+
+class TokenRevocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+    def query_token(self, token_string, token_type_hint):
+        with lock:
+            return refresh_tokens.get(token_string)
+
+    def revoke_token(self, token, oauth_request):
+        token.revoked = True
+
+
+server.register_endpoint(TokenRevocation)
+
+
+@app.post("/revoke")
+def revoke():
+    response = server.create_endpoint_response(TokenRevocation.ENDPOINT_NAME)
+    with lock:
+        revocations.append({"token": request.form.get("token"), "hint": request.form.get("token_type_hint"),
+                            "status": response.status_code})
+    return response
+
+
+@app.get("/revocations")
+def get_revocations():
+    with lock:
+        listed = [dict(entry, revoked=bool(refresh_tokens.get(entry["token"]) and refresh_tokens[entry["token"]].revoked))
+                  for entry in revocations]
+    return jsonify(revocations=listed)
+
+
+@app.post("/clients/secret")
+def rotate_client_secret():
+    body = request.get_json()
+    with lock:
+        CLIENTS[body["clientId"]] = (body["secret"], CLIENTS[body["clientId"]][1])
+    return jsonify(clientId=body["clientId"])
 
 
 def main():
