@@ -10,7 +10,7 @@ extension OAuthServer {
 
     var baseURL: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)" }
     var revocationEndpoint: String { "\(baseURL)/revoke" }
-    /// No authorization endpoint is served here; a provider needs one to be set up.
+    /// The authorization endpoint (`GET /authorize`, the connect tests' consent step).
     var authorizationEndpoint: String { "\(baseURL)/authorize" }
 
     struct Revocation: Equatable {

@@ -128,7 +128,6 @@ final class OAuthServer {
 
     static let connectClient = (id: "connect-client", secret: "s3cret-connect")
 
-    var authorizationEndpoint: String { "\(caFile == nil ? "http" : "https")://127.0.0.1:\(port)/authorize" }
     var issuer: String { "http://127.0.0.1:\(port)" }
 
     /// The consent step of the authorization request at `url` (as keychaind's first hop sent the
