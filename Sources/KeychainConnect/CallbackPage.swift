@@ -32,9 +32,7 @@ public enum CallbackPage {
 
     /// A 303 to `location`, with the page's headers (and no body).
     public static func redirect(to location: String, extraHeaders: [(name: String, value: String)] = []) -> HTTPResponse {
-        var response = HTTPResponse(status: 303, headers: headers + [("Location", location)] + extraHeaders)
-        response.body = []
-        return response
+        HTTPResponse(status: 303, headers: headers + [("Location", location)] + extraHeaders)
     }
 
     /// Only `[a-z0-9_]`: whatever else a code held is dropped.

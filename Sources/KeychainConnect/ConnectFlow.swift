@@ -30,7 +30,7 @@ public final class ConnectFlow: Sendable {
     /// The path of the callback under `publicURL`: the redirect URI every session sends.
     public static let callbackPath = "/v1/oauth/callback"
 
-    public let sessions: any ConnectSessionStore
+    private let sessions: any ConnectSessionStore
     public let waiters: ConnectWaiters
     public let settings: Settings
     private let providers: any ProviderStore
@@ -164,7 +164,9 @@ public final class ConnectFlow: Sendable {
 
     /// `BASE64URL(SHA256(verifier))` (RFC 7636 §4.2).
     static func challenge(_ verifier: SecretBytes) -> String {
-        Digest.sha256(verifier.copyBytes()).withUnsafeBytes { Base64URL.encode($0) }
+        var bytes = verifier.copyBytes()
+        defer { SecretBytes.wipe(&bytes) }
+        return Digest.sha256(bytes).withUnsafeBytes { Base64URL.encode($0) }
     }
 
     // MARK: - GET /v1/oauth/callback

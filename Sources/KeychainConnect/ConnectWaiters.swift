@@ -56,9 +56,6 @@ public final class ConnectWaiters: Sendable {
         return ended
     }
 
-    /// Waits held now by `client` (for tests and metrics).
-    public func waits(by client: String) -> Int { state.withLock { $0.perClient[client] ?? 0 } }
-
     /// Wakes the waiters of a session that ended on this node.
     public func sessionEnded(_ id: String) {
         let ended = state.withLock { state in state.sessions.removeValue(forKey: id)?.ended }
@@ -86,7 +83,7 @@ public final class ConnectWaiters: Sendable {
     }
 
     /// One look at the store for every session waited on here; wakes those that ended.
-    public func pollOnce() {
+    private func pollOnce() {
         let ids = state.withLock { Array($0.sessions.keys) }
         guard !ids.isEmpty else { return }
         do {
