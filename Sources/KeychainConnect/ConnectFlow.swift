@@ -185,7 +185,21 @@ public final class ConnectFlow: Sendable {
             page.failedLogin = true
             return page
         }
-        let browser = BrowserCookie(publicURL: publicURL).value(in: request)
+        // The state is spent: whatever fails from here on ends the session rather than leave it
+        // pending until it expires.
+        do {
+            return try complete(session, query: query, browser: BrowserCookie(publicURL: publicURL).value(in: request))
+        } catch {
+            logger.warning("connect: the callback failed", metadata: ["connectId": "\(session.id)", "reason": "\(error)"])
+            _ = try? sessions.finish(id: session.id, outcome: .failed(error: ConnectOutcome.storeFailed))
+            waiters.sessionEnded(session.id)
+            throw error
+        }
+    }
+
+    /// The callback once its state named `session`: browser, issuer, the provider's answer, the
+    /// exchange and the store.
+    private func complete(_ session: ConnectSession, query: CallbackQuery, browser: String?) throws -> HTTPResponse {
         guard let browser, let bound = session.browserHash, constantTimeEqual(Self.hash(browser), bound) else {
             return try fail(session, ConnectOutcome.browserMismatch, refusal: "This sign-in was completed in another browser than the one that started it.")
         }
