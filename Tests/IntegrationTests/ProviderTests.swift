@@ -1,5 +1,6 @@
 import Foundation
 import KeychaindTesting
+import KeychainTestSupport
 import Testing
 
 /// OAuth providers end to end: the real binary (`KeychaindProcess`) refreshing through a provider
@@ -115,13 +116,26 @@ final class ProviderTests {
         #expect(waitUntil(timeout: 5) { self.metric(#"keychaind_token_revocations_total{outcome="revoked"}"#) == 1 })
         #expect(!keychaind.log.contains(stored))
 
+        // A client-role caller, never shown the kept refresh token, deletes and revokes it too.
+        let group = try #require(try http.send("GET", "/v1/tokens/crm.example/refresh", token: admin).json["accessGroup"] as? String)
+        let created = try http.json("POST", "/v1/admin/clients", ["name": "backend", "accessGroups": [group]], token: admin)
+        let client = try #require(created.json["token"] as? String, "\(created.text)")
+        let reseeded = try provider.seed(clientId: "basic-client")
+        #expect(try http.json(
+            "PUT", "/v1/tokens/crm.example", ["accessToken": reseeded.accessToken, "refreshToken": reseeded.refreshToken],
+            token: admin).status == 200)
+        #expect(try http.send("GET", "/v1/tokens/crm.example", token: client).json["refreshToken"] is NSNull)
+        #expect(try http.send("DELETE", "/v1/tokens/crm.example", token: client).status == 200)
+        #expect(waitUntil(timeout: 10) { (try? provider.revocations().count) == 2 })
+        #expect(try provider.revocations().last == .init(token: reseeded.refreshToken, hint: "refresh_token", status: 200, revoked: true))
+
         // Tokens of a provider without a revocation endpoint are deleted and revoked nowhere.
         try provider.setUpProvider(
             "quiet", on: keychaind, clientId: "basic-client", clientSecret: "s3cret-basic", clientAuth: "basic", revocation: false)
         _ = try connect("quiet.example", clientId: "basic-client", through: "quiet")
         #expect(try http.send("DELETE", "/v1/tokens/quiet.example", token: admin).status == 200)
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(try provider.revocations().count == 1)
+        #expect(try provider.revocations().count == 2)
     }
 
     /// A revocation endpoint that does not answer fails nothing: the delete is answered at once
@@ -147,5 +161,41 @@ final class ProviderTests {
     func metric(_ sample: String) -> Double? {
         guard let text = try? http.send("GET", "/v1/metrics", token: admin).text else { return nil }
         return text.split(separator: "\n").first { $0.hasPrefix(sample + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+}
+
+/// Providers on two PostgreSQL nodes: no node keeps a provider, so a client secret rotated
+/// through one node is what the other node's next exchange sends.
+@Suite(.serialized)
+final class ClusterProviderTests {
+    @Test func aSecretRotatedOnOneNodeIsUsedByTheOthersNextExchange() throws {
+        let provider = try OAuthServer()
+        defer { provider.stop() }
+        let cluster = try PGCluster(
+            postgres: try ThrowawayPostgres.shared(), nodes: 2, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        defer { cluster.stopAll() }
+        let admin = cluster.adminToken
+        let (first, second) = (cluster.nodes[0], cluster.client(1))
+        try provider.setUpProvider("crm", on: first, clientId: "basic-client", clientSecret: "s3cret-basic", clientAuth: "basic")
+        let seeded = try provider.seed(clientId: "basic-client")
+        let put = try first.client().json(
+            "PUT", "/v1/tokens/crm.example",
+            ["accessToken": seeded.accessToken, "refreshToken": seeded.refreshToken, "expiresAt": OAuthServer.expired], token: admin)
+        #expect(put.status == 200, "\(put.text)")
+        #expect(try first.client().json("PUT", "/v1/tokens/crm.example/refresh", ["provider": "crm"], token: admin).status == 200)
+
+        // The other node exchanges with the provider as stored.
+        #expect(try second.send("GET", "/v1/tokens/crm.example/authorization", token: admin).status == 200)
+        #expect(try provider.stats().calls == 1)
+
+        try provider.rotateSecret(of: "basic-client", to: "s3cret-basic-rotated")
+        try provider.setUpProvider(
+            "crm", on: first, clientId: "basic-client", clientSecret: "s3cret-basic-rotated", clientAuth: "basic")
+        let now = try second.send("POST", "/v1/tokens/crm.example/refresh", token: admin)
+        #expect(now.status == 200 && now.json["state"] as? String == "ok", "\(now.text)")
+        #expect(try provider.stats().calls == 2)
+        // The provider as the other node reads it: never its secret.
+        let read = try second.send("GET", "/v1/admin/providers/crm", token: admin)
+        #expect(read.status == 200 && !read.text.contains("s3cret-basic"))
     }
 }

@@ -60,9 +60,10 @@ struct UpgradeTests {
         try sqlite(
             database,
             """
-            DROP TABLE connect_sessions; DROP TABLE oauth_providers;
+            DROP TABLE connect_sessions;
             DROP TABLE kv_versions; DROP TABLE kv_secrets; DROP TABLE vault_identity;
             DROP TABLE login_roles;
+            DROP TABLE oauth_providers;
             CREATE TABLE clients_v3 (
                 name TEXT PRIMARY KEY, access_groups TEXT NOT NULL, role TEXT NOT NULL, created INTEGER NOT NULL,
                 token_hash BLOB NOT NULL UNIQUE) STRICT;
