@@ -165,6 +165,9 @@ final class ConnectFlowTests {
         let stats = try provider.stats()
         let header = try node.http.send("GET", "/v1/tokens/calendar.example/authorization?user=ana", token: app)
         #expect(header.json["Authorization"] as? String == "Bearer \(stats.issued.last ?? "?")", "\(header.text)")
+        // The refresh token is kept from the client: only keychaind needs it now.
+        let tokens = try node.http.send("GET", "/v1/tokens/calendar.example?user=ana", token: app)
+        #expect(tokens.status == 200 && tokens.json["refreshToken"] is NSNull, "\(tokens.text)")
         let refresh = try node.http.send("GET", "/v1/tokens/calendar.example/refresh?user=ana", token: ops)
         #expect(refresh.json["provider"] as? String == "calendar", "\(refresh.text)")
         #expect(refresh.json["state"] as? String == "ok")
