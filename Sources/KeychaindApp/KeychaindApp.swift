@@ -1,5 +1,6 @@
 import Foundation
 import KeychainAPI
+import KeychainCore
 public import KeychainConfig
 public import KeychainHTTP
 import KeychainObservability
@@ -24,7 +25,8 @@ public final class KeychaindApp: Sendable {
     public let backups: BackupScheduler?
     public let observe: Observe
     public let refresher: TokenRefresher
-    /// The connect flow's waits on this node (their poll thread runs between `start` and `stop`).
+    /// The connect flow's waits on this node (on PostgreSQL, their poll thread runs between
+    /// `start` and `stop`).
     public let connectWaiters: ConnectWaiters
     /// The responder: requests go straight into `respond(to:)` in process, or through `start`'s server.
     public let application: KeychainApplication
@@ -101,7 +103,8 @@ public final class KeychaindApp: Sendable {
         }
         let purger = TokenPurger(clients: vault.clients, connectSessions: vault.connectSessions, logger: logger)
         purger.start()
-        connectWaiters.start()
+        // One node ends every session itself and wakes their waiters; several must look.
+        if vault.storage.backend != .sqlite { connectWaiters.start() }
         running.withLock { $0 = Running(server: server, background: background, purger: purger) }
         return server.port
     }
