@@ -3,7 +3,7 @@
 # (`GET /v1/connect/{id}?wait=25`, asked again as soon as answered; 64 clients holding 16 each,
 # `connect.maxWaitsPerClient`'s default) held open while wrk measures a token fetch (8
 # connections). Prints, for each round, the fetch's rate and latency alone and with the waits
-# held, and the p99 ratio; then what the waiters got. Waits hold no worker thread (the transport
+# held, the p99 ratio, and keychaind's CPU while only the waits are held; then what the waiters got. Waits hold no worker thread (the transport
 # suspends them), so the fetch's p99 should stay within 2x of its idle p99.
 #
 # usage: bench/connect-waits.sh [seconds per measurement, default 20] [rounds, default 3]
@@ -46,22 +46,26 @@ numbers() {
 
 echo "## Connect waits ($(date -u +%Y-%m-%dT%H:%MZ), ${duration}s per measurement, $rounds rounds, $waiters waits held)"
 echo
-echo "| round | fetch alone (req/s, p50, p99 ms) | fetch with the waits held | p99 ratio |"
-echo "| --- | --- | --- | --- |"
+echo "| round | fetch alone (req/s, p50, p99 ms) | fetch with the waits held | p99 ratio | keychaind CPU, waits held alone |"
+echo "| --- | --- | --- | --- | --- |"
 ratios=""
 for round in $(seq 1 "$rounds"); do
     fetch >"$work/idle.wrk"
-    python3 bench/connect_waiters.py "$port" "$((duration + 4))" 25 "${pairs[@]}" >"$work/waiters.out" &
+    python3 bench/connect_waiters.py "$port" "$((duration + 8))" 25 "${pairs[@]}" >"$work/waiters.out" &
     held=$!
     until grep -q holding "$work/waiters.out" 2>/dev/null; do sleep 0.1; done
     sleep 1
+    # keychaind's CPU over 3 s with only the waits held (clock ticks of user + system time).
+    before=$(awk '{ print $14 + $15 }' "/proc/$server/stat")
+    sleep 3
+    held_cpu=$(( $(awk '{ print $14 + $15 }' "/proc/$server/stat") - before ))
     fetch >"$work/loaded.wrk"
     wait "$held"
     read -r idle_rate idle_p50 idle_p99 <<<"$(numbers "$work/idle.wrk")"
     read -r rate p50 p99 <<<"$(numbers "$work/loaded.wrk")"
     r=$(ratio "$p99" "$idle_p99")
     ratios+=" $r"
-    echo "| $round | $idle_rate, $idle_p50, $idle_p99 | $rate, $p50, $p99 | $r |"
+    echo "| $round | $idle_rate, $idle_p50, $idle_p99 | $rate, $p50, $p99 | $r | $(( held_cpu * 1000 / $(getconf CLK_TCK) / 3 )) ms/s |"
     tail -1 "$work/waiters.out" >"$work/waiters.last"
 done
 echo
