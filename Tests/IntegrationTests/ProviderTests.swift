@@ -72,9 +72,14 @@ final class ProviderTests {
         #expect(refused.json["state"] as? String == "needsReauth", "\(refused.text)")
         #expect((refused.json["lastError"] as? String)?.hasPrefix("invalid_client") == true, "\(refused.text)")
 
-        // No secret in anything the process wrote.
-        for secret in ["s3cret-post", "s3cret-post-rotated", seeded.refreshToken] {
-            #expect(!keychaind.log.contains(secret))
+        // No secret in anything the process wrote: its log, its audit log, its metrics.
+        let metrics = try http.send("GET", "/v1/metrics", token: admin).text
+        _ = keychaind.stop()
+        let audit = try String(contentsOf: keychaind.dataDir.appendingPathComponent("audit.log"), encoding: .utf8)
+        #expect(audit.contains("/admin/providers/{name}"))
+        stats = try provider.stats()
+        for secret in ["s3cret-post", "s3cret-post-rotated", seeded.refreshToken] + stats.issued + stats.presented {
+            for text in [keychaind.log, audit, metrics] { #expect(!text.contains(secret)) }
         }
     }
 

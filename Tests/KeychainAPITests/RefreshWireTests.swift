@@ -9,16 +9,18 @@ struct RefreshWireTests {
     static let body = #"{"tokenEndpoint":"https://auth.example.com/token","grant":"refresh_token","clientId":"app","clientSecret":"s3cret"}"#
 
     /// The provider the bodies below may name.
-    static let crm = OAuthProvider(
-        name: "crm", authorizationEndpoint: try! TokenEndpointURL("https://crm.example/authorize"),
-        tokenEndpoint: try! TokenEndpointURL("https://crm.example/token"), clientId: "crm-app",
-        clientSecret: SecretBytes(utf8: "crm-secret"), clientAuth: .post, accessGroups: ["sales"])
+    static func crm() throws -> OAuthProvider {
+        OAuthProvider(
+            name: "crm", authorizationEndpoint: try TokenEndpointURL("https://crm.example/authorize"),
+            tokenEndpoint: try TokenEndpointURL("https://crm.example/token"), clientId: "crm-app",
+            clientSecret: SecretBytes(utf8: "crm-secret"), clientAuth: .post, accessGroups: ["sales"])
+    }
 
     func decode(_ text: String) throws -> RefreshPutRequest {
         try RefreshPutRequest(decoding: JSONBody(parsing: Array(text.utf8)), provider: Self.lookUp)
     }
 
-    static func lookUp(_ name: String) -> OAuthProvider? { name == "crm" ? crm : nil }
+    static func lookUp(_ name: String) throws -> OAuthProvider? { name == "crm" ? try crm() : nil }
 
     @Test func aMinimalBodyTakesTheDefaults() throws {
         let setting = try decode(Self.body).setting
@@ -63,12 +65,12 @@ struct RefreshWireTests {
     /// as it is then (a new secret is what the next read gives).
     @Test func aStoredRecordNamingAProviderIsReadWithTheProviderAsItIsNow() throws {
         let format = RefreshRecordJSON()
-        let setting = RefreshSetting(provider: Self.crm, scope: "contacts")
+        let setting = RefreshSetting(provider: try Self.crm(), scope: "contacts")
         let stored = format.encode(setting, RefreshState())
         let text = String(decoding: stored, as: UTF8.self)
         #expect(text.contains(#""provider":"crm""#) && !text.contains("crm-secret") && !text.contains("tokenEndpoint"))
         #expect(format.providerName(stored) == "crm")
-        var rotated = Self.crm
+        var rotated = try Self.crm()
         rotated.clientSecret = SecretBytes(utf8: "rotated")
         let read = try #require(try format.decode(stored, clientSecret: nil, provider: { _ in rotated }))
         #expect(read.0.provider == "crm" && read.0.clientSecret == SecretBytes(utf8: "rotated") && read.0.scope == "contacts")

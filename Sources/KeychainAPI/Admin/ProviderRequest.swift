@@ -142,8 +142,8 @@ extension JSONWriter {
         member("tokenEndpoint", provider.tokenEndpoint.text)
         member("clientId", provider.clientId)
         member("clientAuth", provider.clientAuth.rawValue)
-        scopeArray("scopes", provider.scopes)
-        if let allowed = provider.allowedScopes { scopeArray("allowedScopes", allowed) } else { member("allowedScopes", nil as String?) }
+        stringArray("scopes", provider.scopes)
+        if let allowed = provider.allowedScopes { stringArray("allowedScopes", allowed) } else { member("allowedScopes", nil as String?) }
         key("authorizationParams")
         object { parameters in
             for (name, value) in provider.authorizationParams.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
@@ -153,10 +153,10 @@ extension JSONWriter {
         }
         member("revocationEndpoint", provider.revocationEndpoint?.text)
         member("issuer", provider.issuer)
-        scopeArray("accessGroups", provider.accessGroups)
+        stringArray("accessGroups", provider.accessGroups)
     }
 
-    fileprivate mutating func scopeArray(_ name: StaticString, _ values: [String]) {
+    fileprivate mutating func stringArray(_ name: StaticString, _ values: [String]) {
         key(name)
         array { list in
             for value in values { list.string(value) }

@@ -27,10 +27,8 @@ public struct RefreshRecordJSON: RefreshRecordFormat {
         else { return nil }
         let setting: RefreshSetting
         if let name = json["provider"]?.stringValue {
-            var named = RefreshSetting(
+            setting = RefreshSetting(
                 provider: try provider(name), grant: grant, scope: json["scope"]?.stringValue, refreshBefore: Int(refreshBefore))
-            named.audience = json["audience"]?.stringValue
-            setting = named
         } else {
             guard let endpointText = json["tokenEndpoint"]?.stringValue, let endpoint = try? TokenEndpointURL(endpointText),
                 let clientId = json["clientId"]?.stringValue,

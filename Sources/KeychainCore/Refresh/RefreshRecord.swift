@@ -41,7 +41,7 @@ public protocol RefreshRecordFormat: Sendable {
     func encode(_ setting: RefreshSetting, _ state: RefreshState) -> [UInt8]
     /// The setting and state; nil when the bytes are not a record. A setting of its own takes
     /// `clientSecret` (the item's secret; nil: not a record); one that names a provider takes
-    /// its endpoint and client from `provider(name)` (`RefreshSetting.resolved(by:)`), which
+    /// its endpoint and client from `provider(name)` (`RefreshSetting.init(provider:...)`), which
     /// throws when there is no such provider.
     func decode(
         _ bytes: [UInt8], clientSecret: SecretBytes?, provider: (String) throws -> OAuthProvider

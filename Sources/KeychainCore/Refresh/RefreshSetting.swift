@@ -30,8 +30,8 @@ public struct RefreshSetting: Sendable, Equatable {
 
     /// The provider whose endpoint and client this setting uses, by name; nil: its own. A
     /// setting that names a provider is read with the provider's `tokenEndpoint`, `clientId`,
-    /// `clientSecret` and `clientAuth` filled in (`resolved(by:)`) every time it is read, so that
-    /// an exchange always uses the provider as it is stored then; only the name is stored.
+    /// `clientSecret` and `clientAuth` filled in (`init(provider:...)`) every time it is read, so
+    /// that an exchange always uses the provider as it is stored then; only the name is stored.
     public var provider: String?
     public var tokenEndpoint: TokenEndpointURL
     public var grant: Grant
@@ -70,13 +70,6 @@ public struct RefreshSetting: Sendable, Equatable {
             clientSecret: provider.clientSecret ?? SecretBytes([UInt8](), lockedInMemory: false),
             clientAuth: provider.clientAuth, scope: scope, refreshBefore: refreshBefore)
         self.provider = provider.name
-    }
-
-    /// This setting with `provider`'s endpoint and client filled in (it names that provider).
-    public func resolved(by provider: OAuthProvider) -> RefreshSetting {
-        var setting = RefreshSetting(provider: provider, grant: grant, scope: scope, refreshBefore: refreshBefore)
-        setting.audience = audience
-        return setting
     }
 }
 
