@@ -117,6 +117,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
+        // The connect flow (OAuth 2.0 authorization code with PKCE): sessions, the browser's legs,
+        // the code exchange (KeychainRefresh's libcurl client), waits that hold no worker, and its routes.
+        .target(
+            name: "KeychainConnect",
+            dependencies: [
+                "KeychainCore", "KeychainAPI", "KeychainHTTP", "KeychainRefresh", "KeychainStore",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings),
         .target(
             name: "KeychainHTTP",
             dependencies: [
@@ -150,6 +159,7 @@ let package = Package(
             dependencies: [
                 "KeychainCore", "KeychainAPI", "KeychainStore", "KeychainSQLite", "KeychainPostgreSQL", "KeychainHTTP",
                 "KeychainObservability", "MicroHTTPDServer", "KeychainConfig", "KeychainRefresh", "KeychainLogin",
+                "KeychainConnect",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),

@@ -12,6 +12,8 @@ public struct RefreshStatus: Sendable, Equatable {
 
     public enum ClientAuth: String, Sendable {
         case basic, post
+        /// A provider's public client: no secret.
+        case none
     }
 
     public enum State: String, Sendable {
@@ -26,6 +28,9 @@ public struct RefreshStatus: Sendable, Equatable {
     public var service: String
     public var user: String?
     public var accessGroup: String
+    /// The provider the setting names (its endpoint and client are then the provider's); nil:
+    /// a setting of its own.
+    public var provider: String?
     public var tokenEndpoint: String
     public var grant: Grant
     public var clientId: String
@@ -44,10 +49,11 @@ public struct RefreshStatus: Sendable, Equatable {
         service = answer.key.service
         user = answer.key.user
         accessGroup = answer.key.group
+        provider = answer.provider
         tokenEndpoint = answer.tokenEndpoint
         grant = answer.grant == .refreshToken ? .refreshToken : .clientCredentials
         clientId = answer.clientId
-        clientAuth = answer.clientAuth == .basic ? .basic : .post
+        clientAuth = ClientAuth(rawValue: answer.clientAuth.rawValue) ?? .basic
         scope = answer.scope
         audience = answer.audience
         refreshBefore = answer.refreshBefore

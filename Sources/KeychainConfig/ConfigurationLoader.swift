@@ -25,7 +25,8 @@ public enum ConfigurationLoader {
 
     /// Every key the configuration knows, as written in the file.
     public static let keys = [
-        "listen", "dataDir", "logLevel", "threads", "server.trustedProxies",
+        "listen", "dataDir", "logLevel", "threads", "server.trustedProxies", "server.publicURL",
+        "connect.sessionSeconds", "connect.maxWaitSeconds", "connect.maxWaitsPerClient", "connect.returnToOrigins",
         "limits.maxBodyBytes", "limits.maxConnections", "limits.maxConnectionsPerAddress",
         "limits.connectionMemoryBytes", "limits.idleTimeoutSeconds", "limits.headerTimeoutSeconds",
         "limits.shutdownGraceSeconds", "limits.maxQueryParameters",
@@ -41,18 +42,21 @@ public enum ConfigurationLoader {
         "storage.postgresql.statementTimeoutSeconds",
     ]
 
-    /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`.
+    /// The environment variable for a key: `limits.maxBodyBytes` → `KEYCHAIND_LIMITS_MAX_BODY_BYTES`;
+    /// a run of capitals stays one word (`server.publicURL` → `KEYCHAIND_SERVER_PUBLIC_URL`).
     public static func environmentName(for key: String) -> String {
         var name = "KEYCHAIND_"
+        var previous: Character = "."
         for character in key {
             if character == "." {
                 name.append("_")
             } else if character.isUppercase {
-                name.append("_")
+                if !previous.isUppercase, previous != "." { name.append("_") }
                 name.append(character)
             } else {
                 name.append(character.uppercased())
             }
+            previous = character
         }
         return name
     }
@@ -111,6 +115,14 @@ public enum ConfigurationLoader {
             guard let value = Int(setting.value), value >= minimum else { throw fail("an integer ≥ \(minimum)") }
             return value
         }
+        /// An origin (`PublicURL`), its problem named with the key.
+        func publicURL(_ text: String) throws -> PublicURL {
+            do {
+                return try PublicURL(text)
+            } catch {
+                throw ConfigurationError("\(setting.source): \(setting.key): \(error.detail ?? "not an origin")")
+            }
+        }
         func boolean() throws -> Bool {
             switch setting.value {
             case "true": return true
@@ -141,6 +153,14 @@ public enum ConfigurationLoader {
                 }
                 return network
             })
+        case "server.publicURL":
+            configuration.publicURL = setting.value.isEmpty ? nil : try publicURL(setting.value)
+        case "connect.sessionSeconds": configuration.connectSessionSeconds = try integer(atLeast: 10)
+        case "connect.maxWaitSeconds": configuration.connectMaxWaitSeconds = try integer(atLeast: 1)
+        case "connect.maxWaitsPerClient": configuration.connectMaxWaitsPerClient = try integer(atLeast: 1)
+        case "connect.returnToOrigins":
+            let entries = setting.value.split(separator: ",").map { $0.trimmed() }.filter { !$0.isEmpty }
+            configuration.connectReturnToOrigins = try entries.map { try publicURL($0) }
         case "limits.maxBodyBytes": configuration.maxBodyBytes = try integer(atLeast: 1)
         case "limits.maxConnections": configuration.maxConnections = try integer(atLeast: 1)
         case "limits.maxConnectionsPerAddress": configuration.maxConnectionsPerAddress = try integer(atLeast: 0)

@@ -10,6 +10,11 @@ public import KeychainCore
 /// | `logLevel` | trace, debug, info, notice, warning, error, critical | `info` | `KEYCHAIND_LOG_LEVEL` |
 /// | `threads` | integer ≥ 0, 0 = two per core | `0` | `KEYCHAIND_THREADS` |
 /// | `server.trustedProxies` | IPv4/IPv6 CIDRs (a bare address: /32, /128) whose `X-Forwarded-For` names the client; a TOML array in the file, comma-separated in the environment | empty | `KEYCHAIND_SERVER_TRUSTED_PROXIES` |
+/// | `server.publicURL` | the `https://` URL browsers reach keychaind at (plain `http://` only to loopback), no path, query or fragment; the connect flow's redirect URI is `<publicURL>/v1/oauth/callback`; empty = the connect routes answer errSecParam | empty | `KEYCHAIND_SERVER_PUBLIC_URL` |
+/// | `connect.sessionSeconds` | integer ≥ 10, how long a connect session lives | `600` | `KEYCHAIND_CONNECT_SESSION_SECONDS` |
+/// | `connect.maxWaitSeconds` | integer ≥ 1, the longest `wait` of `GET /v1/connect/{id}` | `25` | `KEYCHAIND_CONNECT_MAX_WAIT_SECONDS` |
+/// | `connect.maxWaitsPerClient` | integer ≥ 1, waits one client holds at once | `16` | `KEYCHAIND_CONNECT_MAX_WAITS_PER_CLIENT` |
+/// | `connect.returnToOrigins` | origins (`https://app.example.com`, plain `http` only to loopback) a session's `returnTo` may be on; a TOML array in the file, comma-separated in the environment | empty | `KEYCHAIND_CONNECT_RETURN_TO_ORIGINS` |
 /// | `limits.maxBodyBytes` | integer ≥ 1 | `1048576` | `KEYCHAIND_LIMITS_MAX_BODY_BYTES` |
 /// | `limits.maxConnections` | integer ≥ 1 | `1024` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS` |
 /// | `limits.maxConnectionsPerAddress` | integer ≥ 0, 0 = no limit | `128` | `KEYCHAIND_LIMITS_MAX_CONNECTIONS_PER_ADDRESS` |
@@ -56,6 +61,13 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var logLevel: LogLevel = .info
     public var threads: Int = 0
     public var trustedProxies = TrustedProxies()
+    /// Where browsers reach keychaind (`server.publicURL`), nil while unset: the connect flow's
+    /// redirect URI and authorization URLs are built on it.
+    public var publicURL: PublicURL?
+    public var connectSessionSeconds: Int = 600
+    public var connectMaxWaitSeconds: Int = 25
+    public var connectMaxWaitsPerClient: Int = 16
+    public var connectReturnToOrigins: [PublicURL] = []
     public var maxBodyBytes: Int = 1_048_576
     public var maxConnections: Int = 1024
     public var maxConnectionsPerAddress: Int = 128

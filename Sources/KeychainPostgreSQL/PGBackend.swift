@@ -14,6 +14,8 @@ package final class PGBackend: VaultBackend {
     private let itemStore: PGItemStore
     private let clientStore: PGClientStore
     private let loginRoleStore: PGLoginRoleStore
+    private let providerStore: PGProviderStore
+    private let connectSessionStore: PGConnectSessionStore
     package let keyringStorage: any KeyringStorage
     /// For the lock state: a connection of its own, free while a request holds its thread's.
     private let control: PGConnectionSlot
@@ -30,6 +32,8 @@ package final class PGBackend: VaultBackend {
         itemStore = PGItemStore(connections: connections, keyring: keyring, reservations: keyringStorage, quota: quota)
         clientStore = PGClientStore(connections: connections)
         loginRoleStore = PGLoginRoleStore(connections: connections)
+        providerStore = PGProviderStore(connections: connections, keyring: keyring, reservations: keyringStorage)
+        connectSessionStore = PGConnectSessionStore(connections: connections, keyring: keyring, reservations: keyringStorage)
         control = PGConnectionSlot(settings: settings)
         refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
         statistics = settings.statistics
@@ -44,6 +48,8 @@ package final class PGBackend: VaultBackend {
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package var providers: any ProviderStore { providerStore }
+    package var connectSessions: any ConnectSessionStore { connectSessionStore }
     package var commitStatistics: CommitStatistics { CommitStatistics() }
     package var writesWaitOffWorkers: Bool { false }
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }

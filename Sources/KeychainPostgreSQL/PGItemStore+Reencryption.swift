@@ -2,7 +2,7 @@ import KeychainCore
 import KeychainStore
 
 /// Re-encryption on PostgreSQL, as on SQLite (`SQLiteItemStore+Reencryption`): batches of secrets
-/// (items', then the KV tables' values) sealed under older terms re-sealed under the current one, then the terms that seal nothing
+/// (items', then the KV tables' values, then the providers' client secrets, then connect sessions' verifiers) sealed under older terms re-sealed under the current one, then the terms that seal nothing
 /// any more retired for every node. A secret's term is compared as the box holds it
 /// (`SealedBox.termStart`), whose byte-wise order is term order.
 extension PGItemStore: ReencryptingStore {
@@ -13,6 +13,8 @@ extension PGItemStore: ReencryptingStore {
                     "SELECT count(*) FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) < $1",
                     [Self.termBytes(term)]
                 ).int64(0, 0)) + (try PGKVTable.countSealed(olderThan: term, on: db))
+                    + (try PGProviderStore.countSealed(olderThan: term, on: db))
+                    + (try PGConnectSessionStore.countSealed(olderThan: term, on: db))
             }
         }
     }
@@ -45,8 +47,16 @@ extension PGItemStore: ReencryptingStore {
                         try PGKVTable.replace(
                             value, with: keyring.seal(plaintext, binding: value.binding, reservingFrom: reservations), on: db)
                     }
-                    guard rows.count + values.count > 0 else { return nil }
-                    return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, rows.count + values.count)
+                    let done = rows.count + values.count
+                    let clientSecrets = done < limit
+                        ? try PGProviderStore.reencrypt(
+                            olderThan: term, limit: limit - done, keyring: keyring, reservations: reservations, on: db) : 0
+                    let verifiers = try PGConnectSessionStore.reseal(
+                        olderThan: term, limit: limit - done - clientSecrets, keyring: keyring, reservations: reservations,
+                        on: db)
+                    let count = done + clientSecrets + verifiers
+                    guard count > 0 else { return nil }
+                    return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, count)
                 }
             }
         } }
@@ -64,6 +74,8 @@ extension PGItemStore: ReencryptingStore {
                     "SELECT 1 FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) = $1 LIMIT 1",
                     [Self.termBytes(term)]
                 ).count == 0 && !PGKVTable.hasSealed(underTerm: term, on: db)
+                    && !PGProviderStore.hasSealed(underTerm: term, on: db)
+                    && !PGConnectSessionStore.hasSealed(underTerm: term, on: db)
             }
             keyring.forget(retiredTerms: retired)
             return retired

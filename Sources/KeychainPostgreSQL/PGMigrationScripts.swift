@@ -304,4 +304,42 @@ extension PGMigrations {
         ALTER TABLE cluster_state ALTER COLUMN cluster_id DROP DEFAULT;
         ALTER TABLE tokens ADD COLUMN last_renewal bigint;
         """#
+
+    /// Migration 8: OAuth providers (`PGProviderStore`), as SQLite's migration 7: `settings` a
+    /// provider's JSON without its client secret, `client_secret` the secret sealed, bound to the
+    /// table and the provider's name (NULL for a public client).
+    static let version8 = #"""
+        CREATE TABLE oauth_providers (
+            name text COLLATE "C" PRIMARY KEY,
+            settings text NOT NULL,
+            client_secret bytea
+        );
+        """#
+
+    /// Migration 9: connect sessions (`PGConnectSessionStore`), as SQLite's migration 8: the
+    /// verifier sealed and bound to `connect_id`, `state` and the browser's cookie as SHA-256
+    /// hashes (`state_hash` unique; a callback takes it with one `UPDATE … RETURNING`, which
+    /// PostgreSQL's row lock makes single-use across nodes), dates in milliseconds.
+    static let version9 = #"""
+        CREATE TABLE connect_sessions (
+            connect_id text COLLATE "C" PRIMARY KEY,
+            provider text NOT NULL,
+            access_group text NOT NULL,
+            service text NOT NULL,
+            "user" text,
+            scopes text NOT NULL,
+            redirect_uri text NOT NULL,
+            return_to text,
+            verifier bytea NOT NULL,
+            state_hash bytea UNIQUE,
+            browser_hash bytea,
+            created bigint NOT NULL,
+            expires bigint NOT NULL,
+            outcome text NOT NULL,
+            error text,
+            refreshable boolean,
+            granted_scope text
+        );
+        CREATE INDEX connect_sessions_expires ON connect_sessions (expires);
+        """#
 }

@@ -1,7 +1,7 @@
 import KeychainConcurrency
 public import KeychainCore
 
-/// Counts exchanges by outcome and their latency, for `/metrics`.
+/// Counts exchanges by outcome and their latency, and revocations by outcome, for `/metrics`.
 public final class RefreshMetrics: Sendable {
     public typealias Outcome = RefreshStatistics.Outcome
 
@@ -17,6 +17,10 @@ public final class RefreshMetrics: Sendable {
             statistics.latencyCounts[bucket] += 1
             statistics.latencySum += seconds
         }
+    }
+
+    func record(_ outcome: RefreshStatistics.RevocationOutcome) {
+        counts.withLock { $0.revocations[outcome, default: 0] += 1 }
     }
 
     /// The counts so far with `settings`, the settings per state, filled in.

@@ -23,15 +23,9 @@ public final class TokenEndpointClient: TokenEndpoint {
         }
         if let scope = setting.scope { form.add("scope", scope) }
         if let audience = setting.audience { form.add("audience", audience) }
-        var authorization: SecretBytes?
-        switch setting.clientAuth {
-        case .basic:
-            authorization = FormBody.basicAuthorization(clientId: setting.clientId, clientSecret: setting.clientSecret)
-        case .post:
-            form.add("client_id", setting.clientId)
-            form.add("client_secret", setting.clientSecret)
-        }
-        let sent = [refreshToken, setting.clientSecret].compactMap { $0 }
+        let secret = setting.clientAuth == .none ? nil : setting.clientSecret
+        let authorization = Self.authenticate(&form, clientId: setting.clientId, secret: secret, as: setting.clientAuth)
+        let sent = [refreshToken, secret].compactMap { $0 }
         let secrets = SentSecrets(sent + sent.map(FormBody.encoded) + [authorization].compactMap { $0 })
         do {
             let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)
@@ -39,6 +33,50 @@ public final class TokenEndpointClient: TokenEndpoint {
         } catch {
             throw secrets.screen(error)
         }
+    }
+
+    /// RFC 7009: asks `provider`'s revocation endpoint to revoke `refreshToken`
+    /// (`token_type_hint=refresh_token`), the client authenticated as for its token endpoint.
+    /// HTTP 200 is success (RFC 7009 §2.2: also for a token the provider no longer knows).
+    public func revoke(_ refreshToken: SecretBytes, at provider: OAuthProvider) throws(TokenExchangeFailure) {
+        guard let endpoint = provider.revocationEndpoint else { return }
+        var form = FormBody()
+        form.add("token", refreshToken)
+        form.add("token_type_hint", "refresh_token")
+        let secret = provider.clientAuth == .none ? nil : provider.clientSecret
+        let authorization = Self.authenticate(&form, clientId: provider.clientId, secret: secret, as: provider.clientAuth)
+        let sent = [refreshToken, secret].compactMap { $0 }
+        let secrets = SentSecrets(sent + sent.map(FormBody.encoded) + [authorization].compactMap { $0 })
+        do throws(TokenExchangeFailure) {
+            let answer = try post(endpoint, body: form.bytes, authorization: authorization)
+            guard answer.status == 200 else {
+                let error = (try? JSONValue.parse(answer.body))?["error"]?.stringValue
+                if (400..<500).contains(answer.status), let error, !error.isEmpty {
+                    throw .refused(error: error, description: nil)
+                }
+                throw .unavailable("the revocation endpoint answered HTTP \(answer.status)")
+            }
+        } catch {
+            throw secrets.screen(error)
+        }
+    }
+
+    /// Client authentication (RFC 6749 §2.3.1): the HTTP Basic credentials to send (`basic`),
+    /// or `client_id` and `client_secret` added to `form` (`post`), or `client_id` alone (`none`,
+    /// a public client).
+    private static func authenticate(
+        _ form: inout FormBody, clientId: String, secret: SecretBytes?, as clientAuth: RefreshSetting.ClientAuth
+    ) -> SecretBytes? {
+        switch (clientAuth, secret) {
+        case (.basic, let secret?):
+            return FormBody.basicAuthorization(clientId: clientId, clientSecret: secret)
+        case (.post, let secret?):
+            form.add("client_id", clientId)
+            form.add("client_secret", secret)
+        default:
+            form.add("client_id", clientId)
+        }
+        return nil
     }
 
     /// One POST; the answer's status and body, or why there is none.

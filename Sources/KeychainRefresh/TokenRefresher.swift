@@ -24,6 +24,8 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
 
     /// The exchange running for each setting that has one (the single flight).
     private let flights = Mutex<[RefreshKey: PendingExchange]>([:])
+    /// Deleted refresh tokens on their way to their providers' revocation endpoints.
+    private let revocations: RevocationQueue
 
     public init(
         store: RefreshSettingStore, endpoint: any TokenEndpoint, waitLimit: TimeInterval = 15,
@@ -39,6 +41,7 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
         self.metrics = metrics
         self.clock = clock
         self.report = report
+        revocations = RevocationQueue(endpoint: endpoint, metrics: metrics)
     }
 
     // MARK: - The fetch's questions (TokenRefreshing)
@@ -117,6 +120,33 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
 
     public func record(_ key: RefreshKey) throws -> RefreshRecord? {
         try store.record(key)
+    }
+
+    /// The refresh tokens a delete may remove that are to be revoked are read first (as
+    /// keychaind: a client is not shown them), in every group the delete reaches; after the
+    /// delete, each that is no longer stored is queued for revocation. Reading them never fails
+    /// the delete: a setting or token that cannot be read is not revoked for.
+    public func deleteRevoking(_ naming: TokenNaming, client: Client, _ delete: () throws -> Int) throws -> Int {
+        let groups = naming.accessGroup.map { [$0] } ?? client.accessGroups
+        let revocable = groups.compactMap { group -> (RefreshKey, OAuthProvider, SecretBytes)? in
+            let key = RefreshKey(service: naming.service, user: naming.user, group: group)
+            guard let record = try? store.record(key), let name = record.setting.provider,
+                let provider = try? store.providers.provider(named: name), provider.revocationEndpoint != nil,
+                let refreshToken = try? store.refreshToken(key)
+            else { return nil }
+            return (key, provider, refreshToken)
+        }
+        let deleted = try delete()
+        for (key, provider, refreshToken) in revocable {
+            let removed: Bool
+            do { removed = try store.refreshToken(key) != refreshToken } catch { removed = false }
+            if removed { revocations.revoke(refreshToken, at: provider) }
+        }
+        return deleted
+    }
+
+    public func provider(named name: String) throws -> OAuthProvider? {
+        try store.providers.provider(named: name)
     }
 
     public func removeSetting(_ key: RefreshKey) throws -> Int {

@@ -268,4 +268,44 @@ extension Migrations {
             FROM (SELECT lower(hex(randomblob(16))) AS h);
         ALTER TABLE tokens ADD COLUMN last_renewal INTEGER;
         """#
+
+    /// Migration 7: OAuth providers (`SQLiteProviderStore`). `settings` holds a provider's JSON
+    /// without its client secret; `client_secret` the secret sealed, bound to the table and the
+    /// provider's name (NULL for a public client).
+    static let version7 = #"""
+        CREATE TABLE oauth_providers (
+            name TEXT PRIMARY KEY,
+            settings TEXT NOT NULL,
+            client_secret BLOB
+        ) STRICT, WITHOUT ROWID;
+        """#
+
+    /// Migration 8: connect sessions (`SQLiteConnectSessionStore`). One row per session: the
+    /// PKCE verifier sealed (`verifier`, bound to the table and `connect_id`), the browser's
+    /// `state` and binding cookie only as SHA-256 hashes (`state_hash` NULL before the browser's
+    /// first hop and once a callback took it; unique, so a callback finds its session by it),
+    /// scopes space-separated, dates in milliseconds. `outcome` is `pending`, `connected` or
+    /// `failed`, with `error`, `refreshable` and `granted_scope`. Expired rows are purged.
+    static let version8 = #"""
+        CREATE TABLE connect_sessions (
+            connect_id TEXT PRIMARY KEY,
+            provider TEXT NOT NULL,
+            access_group TEXT NOT NULL,
+            service TEXT NOT NULL,
+            user TEXT,
+            scopes TEXT NOT NULL,
+            redirect_uri TEXT NOT NULL,
+            return_to TEXT,
+            verifier BLOB NOT NULL,
+            state_hash BLOB UNIQUE,
+            browser_hash BLOB,
+            created INTEGER NOT NULL,
+            expires INTEGER NOT NULL,
+            outcome TEXT NOT NULL,
+            error TEXT,
+            refreshable INTEGER,
+            granted_scope TEXT
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX connect_sessions_expires ON connect_sessions (expires);
+        """#
 }

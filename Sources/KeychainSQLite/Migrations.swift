@@ -10,6 +10,8 @@ enum Migrations {
         (4, version4),
         (5, version5),
         (6, version6),
+        (7, version7),
+        (8, version8),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

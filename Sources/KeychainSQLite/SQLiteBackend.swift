@@ -9,17 +9,23 @@ package final class SQLiteBackend: VaultBackend {
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
     private let loginRoleStore: SQLiteLoginRoleStore
+    private let providerStore: SQLiteProviderStore
+    private let connectSessionStore: SQLiteConnectSessionStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
         self.pool = pool
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
         loginRoleStore = SQLiteLoginRoleStore(pool: pool)
+        providerStore = SQLiteProviderStore(pool: pool, keyring: keyring)
+        connectSessionStore = SQLiteConnectSessionStore(pool: pool, keyring: keyring)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package var providers: any ProviderStore { providerStore }
+    package var connectSessions: any ConnectSessionStore { connectSessionStore }
     package func clusterID() throws -> String {
         guard let id = try pool.read({ db in try db.scalarText("SELECT cluster_id FROM vault_identity WHERE id = 1") }) else {
             throw KeychainError.io("the database has no cluster id (vault_identity is empty)")
@@ -40,7 +46,14 @@ package final class SQLiteBackend: VaultBackend {
 
     package var backupRefusal: KeychainError? { nil }
 
-    package func snapshot(into path: String) throws { try pool.read { db in try db.backup(into: path) } }
+    /// The database as it is, less the connect sessions (docs/api.md, "Upgrades": a backup holds
+    /// no pending session), deleted from the copy with `secure_delete` so their rows are zeroed.
+    package func snapshot(into path: String) throws {
+        try pool.read { db in try db.backup(into: path) }
+        let copy = try SQLiteConnection(path: path, wal: false)
+        defer { copy.close() }
+        try copy.executeScript("PRAGMA secure_delete = ON; DELETE FROM connect_sessions;")
+    }
 
     package func close() { pool.close() }
 }

@@ -2,19 +2,21 @@ import KeychainCore
 import KeychainStore
 
 extension SQLiteItemStore: ReencryptingStore {
-    /// How many stored secrets (items' and the KV tables' sealed values) are sealed under a term
-    /// older than `term`. Needs no key.
+    /// How many stored secrets (items', the KV tables' sealed values, the providers' client
+    /// secrets and connect sessions' verifiers) are sealed under a term older than `term`. Needs no key.
     package func countSecrets(olderThan term: UInt32) throws -> Int {
         try StoreErrors.map {
             try pool.read { db in
                 try ItemTable.countSecrets(olderThan: term, on: db) + KVTable.countSealed(olderThan: term, on: db)
+                    + SQLiteProviderStore.countSealed(olderThan: term, on: db)
+                    + SQLiteConnectSessionStore.countSealed(olderThan: term, on: db)
             }
         }
     }
 
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
     /// term, in one transaction: items' in `seq` order after `afterSeq`, then, once they are
-    /// done, the KV tables' values. Returns the last item `seq` visited (`afterSeq` when none)
+    /// done, the KV tables' values, the providers' client secrets, then connect sessions' verifiers. Returns the last item `seq` visited (`afterSeq` when none)
     /// and how many were re-sealed, or nil when none is left.
     package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
         try StoreErrors.map { try keyring.withKeys {
@@ -34,8 +36,19 @@ extension SQLiteItemStore: ReencryptingStore {
                         let plaintext = try keyring.open(value.box, binding: value.binding)
                         try KVTable.replace(value, with: keyring.seal(plaintext, binding: value.binding, on: db), on: db)
                     }
-                    guard secrets.count + values.count > 0 else { return nil }
-                    return (secrets.last?.seq ?? afterSeq, secrets.count + values.count)
+                    let done = secrets.count + values.count
+                    let clientSecrets = done < limit
+                        ? try SQLiteProviderStore.sealed(olderThan: term, limit: limit - done, on: db) : []
+                    for (name, box) in clientSecrets {
+                        let binding = SealBinding.providerClientSecret(provider: name)
+                        let plaintext = try keyring.open(box, binding: binding)
+                        try SQLiteProviderStore.replaceSecret(of: name, with: keyring.seal(plaintext, binding: binding, on: db), on: db)
+                    }
+                    let verifiers = try SQLiteConnectSessionStore.reseal(
+                        olderThan: term, limit: limit - done - clientSecrets.count, keyring: keyring, on: db)
+                    let count = done + clientSecrets.count + verifiers
+                    guard count > 0 else { return nil }
+                    return (secrets.last?.seq ?? afterSeq, count)
                 }
             }
         } }
@@ -54,7 +67,10 @@ extension SQLiteItemStore: ReencryptingStore {
                 try db.transaction {
                     var retired: [UInt32] = []
                     for candidate in candidates
-                    where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db) {
+                    where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db)
+                        && !SQLiteProviderStore.hasSealed(underTerm: candidate, on: db)
+                        && !SQLiteConnectSessionStore.hasSealed(underTerm: candidate, on: db)
+                    {
                         try KeyringTable.deleteTerm(candidate, on: db)
                         retired.append(candidate)
                     }

@@ -47,6 +47,10 @@ public final class Vault: VaultAdministration {
     public var items: any ItemStore { backend.items }
     public var clients: any ClientStore { backend.clients }
     public var loginRoles: any LoginRoleStore { backend.loginRoles }
+    /// The OAuth providers, their client secrets sealed in the same keyring as the items.
+    public var providers: any ProviderStore { backend.providers }
+    /// The connect flow's sessions, shared by every node.
+    public var connectSessions: any ConnectSessionStore { backend.connectSessions }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
     /// The item writes' group commit since start (metrics; none on PostgreSQL, which shares WAL
     /// flushes itself).

@@ -75,11 +75,16 @@ package struct ReencryptionConformance: Sendable {
         for start in stride(from: 0, to: 450, by: 90) {
             try vault.items.add((start..<start + 90).map { Self.item(account: "a\($0)", secret: "s\($0)") })
         }
+        try vault.providers.save(ProviderStoreConformance.provider("crm", secret: "provider-secret"))
         #expect(try vault.rotate(reencrypt: false) == 2)
         try vault.items.add([Self.item(account: "after", secret: "new")])
+        // A connect session's verifier is a sealed value like the others.
+        let session = ConnectSessionStoreConformance.session("reencrypted")
+        try vault.connectSessions.create(session)
         #expect(try vault.rotate(reencrypt: true) == 3)
         let progress = Self.waitForReencryption(vault)
-        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 451, done: 451))
+        // The items' secrets, the provider's client secret and the session's verifier.
+        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 453, done: 453))
         #expect(vault.status.reencryption?.fraction == 1)
         let store = try #require(vault.items as? any ReencryptingStore)
         #expect(try store.countSecrets(olderThan: 3) == 0)
@@ -88,6 +93,7 @@ package struct ReencryptionConformance: Sendable {
         var expected = Dictionary(uniqueKeysWithValues: (0..<450).map { ("a\($0)", "s\($0)") })
         expected["after"] = "new"
         #expect(try Self.secrets(vault) == expected)
+        #expect(try vault.providers.provider(named: "crm")?.clientSecret?.utf8String() == "provider-secret")
         // The old terms are retired for every view of the vault (older backups carry the keyring
         // of their time).
         let other = try subject.another()
@@ -96,6 +102,8 @@ package struct ReencryptionConformance: Sendable {
         while Date() < deadline, other.keyring.terms != [3] { usleep(1_000) }
         #expect(other.keyring.terms == [3])
         #expect(try Self.secrets(other) == expected)
+        #expect(try other.providers.provider(named: "crm")?.clientSecret?.utf8String() == "provider-secret")
+        #expect(try other.connectSessions.session(id: "reencrypted")?.verifier == session.verifier)
     }
 
     /// A term that still seals a secret is kept (re-encryption interrupted, or not asked for).
@@ -109,5 +117,12 @@ package struct ReencryptionConformance: Sendable {
         #expect(try store.countSecrets(olderThan: 2) == 1)
         #expect(try store.retireTerms(olderThan: 2) == [])
         #expect(vault.keyring.terms == [1, 2])
+        // A provider's client secret holds its term as an item's secret does.
+        try vault.providers.save(ProviderStoreConformance.provider("crm", secret: "provider-secret"))
+        _ = try vault.items.delete(Self.everything)
+        _ = try vault.rotate(reencrypt: false)
+        #expect(try store.countSecrets(olderThan: 3) == 1)
+        #expect(try store.retireTerms(olderThan: 3) == [1])
+        #expect(vault.keyring.terms == [2, 3])
     }
 }

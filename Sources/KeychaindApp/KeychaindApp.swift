@@ -1,10 +1,12 @@
 import Foundation
 import KeychainAPI
+import KeychainCore
 public import KeychainConfig
 public import KeychainHTTP
 import KeychainObservability
 public import KeychainRefresh
 public import KeychainStore
+public import KeychainConnect
 import KeychainPostgreSQL
 import KeychainSQLite
 public import Logging
@@ -23,6 +25,9 @@ public final class KeychaindApp: Sendable {
     public let backups: BackupScheduler?
     public let observe: Observe
     public let refresher: TokenRefresher
+    /// The connect flow's waits on this node (on PostgreSQL, their poll thread runs between
+    /// `start` and `stop`).
+    public let connectWaiters: ConnectWaiters
     /// The responder: requests go straight into `respond(to:)` in process, or through `start`'s server.
     public let application: KeychainApplication
     private let logger: Logger
@@ -47,9 +52,10 @@ public final class KeychaindApp: Sendable {
         self.logger = logger
         observe = try Observe.make(configuration, vault: vault, logger: logger)
         refresher = Wiring.refresher(vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
+        connectWaiters = Wiring.connectWaiters(vault: vault, configuration: configuration, logger: logger)
         application = Wiring.application(
             vault: vault, logger: logger, requestLog: requestLog, observe: observe, configuration: configuration,
-            refresher: refresher)
+            refresher: refresher, connectWaiters: connectWaiters)
     }
 
     /// The vault `serve` runs over: the data directory's SQLite database (initialising the
@@ -75,8 +81,8 @@ public final class KeychaindApp: Sendable {
     }
 
     /// Serves the app on `configuration.listen` (libmicrohttpd) and starts the background
-    /// refresher (`refresh.intervalSeconds` > 0) and the purge of expired tokens; returns the
-    /// port listened on.
+    /// refresher (`refresh.intervalSeconds` > 0), the purge of expired tokens and connect
+    /// sessions, and the watch on connect waits; returns the port listened on.
     @discardableResult
     public func start() throws -> UInt16 {
         // A write waits for its commit on a thread of its own, so that the worker serves its
@@ -95,8 +101,10 @@ public final class KeychaindApp: Sendable {
             refresher.start()
             background = refresher
         }
-        let purger = TokenPurger(clients: vault.clients, logger: logger)
+        let purger = TokenPurger(clients: vault.clients, connectSessions: vault.connectSessions, logger: logger)
         purger.start()
+        // One node ends every session itself and wakes their waiters; several must look.
+        if vault.storage.backend != .sqlite { connectWaiters.start() }
         running.withLock { $0 = Running(server: server, background: background, purger: purger) }
         return server.port
     }
@@ -112,6 +120,7 @@ public final class KeychaindApp: Sendable {
         }
         stopped?.background?.stop()
         stopped?.purger.stop()
+        connectWaiters.stop()
         stopped?.server.stop()
         observe.auditLog?.close()
         backups?.stop()

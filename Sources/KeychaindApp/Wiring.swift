@@ -5,6 +5,7 @@ public import KeychainCore
 public import KeychainHTTP
 public import KeychainRefresh
 import KeychainLogin
+public import KeychainConnect
 public import KeychainStore
 public import KeychainPostgreSQL
 public import Logging
@@ -18,7 +19,8 @@ public enum Wiring {
 
     public static func application(
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
-        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil
+        configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil,
+        connectWaiters: ConnectWaiters? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault),
@@ -29,6 +31,7 @@ public enum Wiring {
         router.addServiceRoutes(isLocked: { vault.isLocked }, storage: healthOfStorage(vault))
         router.addItemRoutes(service: service)
         router.addTokenRoutes(tokens: tokens, refresher: refresher)
+        router.addProviderRoutes(providers: vault.providers, refreshSettings: refreshSettings(vault, service: service))
         router.addClientRoutes(
             clients: vault.clients, tokens: vault.tokenIssuer, requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addAuthTokenRoutes(clients: vault.clients)
@@ -40,6 +43,10 @@ public enum Wiring {
             login: login, clients: vault.clients, roleFailures: loginFailuresPerRole(configuration),
             requireUpgradedCluster: { try vault.requireUpgradedCluster() })
         router.addVaultRoutes(vault: vault)
+        router.addConnectRoutes(
+            flow: connectFlow(
+                vault: vault, configuration: configuration, logger: logger,
+                waiters: connectWaiters ?? Self.connectWaiters(vault: vault, configuration: configuration, logger: logger)))
         let limiter = authFailureLimiter(configuration)
         let unauthenticatedLines = unauthenticatedAuditLines(configuration)
         if let observe {
@@ -76,10 +83,46 @@ public enum Wiring {
             staleSeconds: configuration.jwksStaleSeconds, logger: logger)
     }
 
+    /// The connect flow over the vault's sessions, providers and token items (`server.publicURL`,
+    /// `connect.*`); its code exchanges go out under the token endpoints' rules (`refresh.caFile`,
+    /// `refresh.timeoutSeconds`).
+    static func connectFlow(
+        vault: Vault, configuration: ServerConfiguration, logger: Logger, waiters: ConnectWaiters
+    ) -> ConnectFlow {
+        let service = KeychainService(
+            store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
+        let settings = RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
+            format: RefreshRecordJSON())
+        let outbound = OutboundHTTPSettings(
+            timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
+            caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        return ConnectFlow(
+            sessions: vault.connectSessions, providers: vault.providers, refreshSettings: settings,
+            endpoint: TokenEndpointClient(settings: outbound), waiters: waiters,
+            settings: ConnectFlow.Settings(
+                publicURL: configuration.publicURL, sessionSeconds: configuration.connectSessionSeconds,
+                maxWaitSeconds: configuration.connectMaxWaitSeconds, returnToOrigins: configuration.connectReturnToOrigins),
+            logger: logger)
+    }
+
+    /// The connect waits of this node (`connect.maxWaitsPerClient`); `start` it to follow sessions
+    /// that end on other nodes.
+    public static func connectWaiters(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> ConnectWaiters {
+        ConnectWaiters(store: vault.connectSessions, maxPerClient: configuration.connectMaxWaitsPerClient, logger: logger)
+    }
+
     /// `limits.loginFailuresPerRolePerMinute` = 0 turns the per-role budget off.
     static func loginFailuresPerRole(_ configuration: ServerConfiguration) -> AddressBudget? {
         guard configuration.loginFailuresPerRolePerMinute > 0 else { return nil }
         return AddressBudget(perMinute: configuration.loginFailuresPerRolePerMinute, maxAddresses: 10_000)
+    }
+
+    /// The refresh settings over the vault's items, as the refresher keeps them.
+    static func refreshSettings(_ vault: Vault, service: KeychainService) -> RefreshSettingStore {
+        RefreshSettingStore(
+            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), providers: vault.providers,
+            format: RefreshRecordJSON())
     }
 
     /// Page cursors sealed under a key derived from the master key, as the audit tags are.
@@ -118,8 +161,7 @@ public enum Wiring {
     ) -> TokenRefresher {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault))
-        let store = RefreshSettingStore(
-            tokens: TokenService(items: service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+        let store = refreshSettings(vault, service: service)
         let outbound = OutboundHTTPSettings(
             timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
             caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)

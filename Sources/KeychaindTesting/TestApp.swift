@@ -39,6 +39,7 @@ public final class TestApp: Sendable {
     public var configuration: ServerConfiguration { app.configuration }
     /// The vault's item store, for a test that checks what is stored beside what is answered.
     public var items: any ItemStore { app.vault.items }
+    public var providers: any ProviderStore { app.vault.providers }
     public var dataDirectory: URL { root.appendingPathComponent("data") }
 
     /// An app over a new data directory. The configuration is `serve`'s, loaded from `environment`

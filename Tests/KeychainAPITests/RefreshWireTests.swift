@@ -8,9 +8,19 @@ import Testing
 struct RefreshWireTests {
     static let body = #"{"tokenEndpoint":"https://auth.example.com/token","grant":"refresh_token","clientId":"app","clientSecret":"s3cret"}"#
 
-    func decode(_ text: String) throws -> RefreshPutRequest {
-        try RefreshPutRequest(decoding: JSONBody(parsing: Array(text.utf8)))
+    /// The provider the bodies below may name.
+    static func crm() throws -> OAuthProvider {
+        OAuthProvider(
+            name: "crm", authorizationEndpoint: try TokenEndpointURL("https://crm.example/authorize"),
+            tokenEndpoint: try TokenEndpointURL("https://crm.example/token"), clientId: "crm-app",
+            clientSecret: SecretBytes(utf8: "crm-secret"), clientAuth: .post, accessGroups: ["sales"])
     }
+
+    func decode(_ text: String) throws -> RefreshPutRequest {
+        try RefreshPutRequest(decoding: JSONBody(parsing: Array(text.utf8)), provider: Self.lookUp)
+    }
+
+    static func lookUp(_ name: String) throws -> OAuthProvider? { name == "crm" ? try crm() : nil }
 
     @Test func aMinimalBodyTakesTheDefaults() throws {
         let setting = try decode(Self.body).setting
@@ -20,7 +30,53 @@ struct RefreshWireTests {
         #expect(setting.clientAuth == .basic && setting.scope == nil && setting.audience == nil)
         #expect(setting.refreshBefore == 60)
         // The client's encoding decodes to the same setting.
-        #expect(try RefreshPutRequest(decoding: JSONBody(parsing: RefreshPutRequest(setting: setting).encoded())).setting == setting)
+        #expect(try RefreshPutRequest(decoding: JSONBody(parsing: RefreshPutRequest(setting: setting).encoded()), provider: Self.lookUp).setting == setting)
+    }
+
+    /// A setting that names a provider takes its endpoint and client from it, grant
+    /// refresh_token unless it says; the client's encoding names the provider, not its secret.
+    @Test func aBodyMayNameAProviderInsteadOfEndpointAndClient() throws {
+        let setting = try decode(#"{"provider":"crm","scope":"contacts","refreshBefore":120}"#).setting
+        #expect(setting.provider == "crm" && setting.grant == .refreshToken && setting.scope == "contacts")
+        #expect(setting.tokenEndpoint.text == "https://crm.example/token" && setting.clientId == "crm-app")
+        #expect(setting.clientAuth == .post && setting.clientSecret == SecretBytes(utf8: "crm-secret") && setting.refreshBefore == 120)
+        let encoded = RefreshPutRequest(setting: setting).encoded()
+        #expect(String(decoding: encoded, as: UTF8.self) == #"{"provider":"crm","grant":"refresh_token","scope":"contacts","refreshBefore":120}"#)
+        #expect(try RefreshPutRequest(decoding: JSONBody(parsing: encoded), provider: Self.lookUp).setting == setting)
+    }
+
+    @Test(arguments: [
+        (#"{"provider":"crm","tokenEndpoint":"https://a/t"}"#,
+         "\"tokenEndpoint\" is the provider's: a setting names a provider or gives its own endpoint and client, not both"),
+        (#"{"provider":"crm","clientSecret":"s"}"#,
+         "\"clientSecret\" is the provider's: a setting names a provider or gives its own endpoint and client, not both"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","provider":"crm"}"#,
+         "\"tokenEndpoint\" is the provider's: a setting names a provider or gives its own endpoint and client, not both"),
+        (#"{"provider":"nobody"}"#, "no provider named \"nobody\" is set up"),
+        (#"{"provider":""}"#, "\"provider\" must be a non-empty string"),
+        (#"{"provider":"crm","color":"red"}"#,
+         "unknown key \"color\"; a refresh setting that names a provider takes grant, scope and refreshBefore beside it"),
+    ])
+    func aBodyNamingAProviderTakesNothingOfTheProvidersOwn(text: String, detail: String) {
+        #expect(throws: KeychainError.param(detail)) { try decode(text) }
+    }
+
+    /// A stored record that names a provider keeps only the name; it is read with the provider
+    /// as it is then (a new secret is what the next read gives).
+    @Test func aStoredRecordNamingAProviderIsReadWithTheProviderAsItIsNow() throws {
+        let format = RefreshRecordJSON()
+        let setting = RefreshSetting(provider: try Self.crm(), scope: "contacts")
+        let stored = format.encode(setting, RefreshState())
+        let text = String(decoding: stored, as: UTF8.self)
+        #expect(text.contains(#""provider":"crm""#) && !text.contains("crm-secret") && !text.contains("tokenEndpoint"))
+        #expect(format.providerName(stored) == "crm")
+        var rotated = try Self.crm()
+        rotated.clientSecret = SecretBytes(utf8: "rotated")
+        let read = try #require(try format.decode(stored, clientSecret: nil, provider: { _ in rotated }))
+        #expect(read.0.provider == "crm" && read.0.clientSecret == SecretBytes(utf8: "rotated") && read.0.scope == "contacts")
+        #expect(throws: KeychainError.self) {
+            try format.decode(stored, clientSecret: nil, provider: { throw KeychainError.itemNotFound("no provider \($0)") })
+        }
     }
 
     @Test(arguments: [
@@ -34,6 +90,8 @@ struct RefreshWireTests {
         (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","refreshBefore":-1}"#,
          "\"refreshBefore\" must be a whole number of seconds from 0 to 86400"),
         (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","clientAuth":"jwt"}"#,
+         "\"clientAuth\" must be basic or post"),
+        (#"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientSecret":"s","clientAuth":"none"}"#,
          "\"clientAuth\" must be basic or post"),
     ])
     func aWrongBodyIsErrSecParamNamingTheKey(text: String, detail: String) {
@@ -49,7 +107,7 @@ struct RefreshWireTests {
         let format = RefreshRecordJSON()
         let stored = format.encode(setting, state)
         #expect(!String(decoding: stored, as: UTF8.self).contains("s3cret"))
-        let decoded = try #require(format.decode(stored, clientSecret: SecretBytes(utf8: "s3cret")))
+        let decoded = try #require(try format.decode(stored, clientSecret: SecretBytes(utf8: "s3cret"), provider: Self.noProvider))
         #expect(decoded.0 == setting && decoded.1 == state)
 
         let key = RefreshKey(service: "api", user: "ann", group: "billing")
@@ -66,11 +124,16 @@ struct RefreshWireTests {
         #""failures":9223372036854775807,"refreshBefore":60"#, #""failures":-1,"refreshBefore":60"#,
         #""failures":0,"refreshBefore":86401"#, #""failures":0,"refreshBefore":-1"#,
     ])
-    func aStoredRecordWithNumbersOutOfRangeIsNoRecord(numbers: String) {
+    func aStoredRecordWithNumbersOutOfRangeIsNoRecord(numbers: String) throws {
         let stored = #"{"tokenEndpoint":"https://a/t","grant":"refresh_token","clientId":"a","clientAuth":"basic","state":"failing","#
-        #expect(RefreshRecordJSON().decode(Array((stored + numbers + "}").utf8), clientSecret: SecretBytes(utf8: "s")) == nil)
+        #expect(try RefreshRecordJSON().decode(Array((stored + numbers + "}").utf8), clientSecret: SecretBytes(utf8: "s"), provider: Self.noProvider) == nil)
         let valid = stored + #""failures":3,"refreshBefore":60}"#
-        #expect(RefreshRecordJSON().decode(Array(valid.utf8), clientSecret: SecretBytes(utf8: "s"))?.1.failures == 3)
+        #expect(try RefreshRecordJSON().decode(Array(valid.utf8), clientSecret: SecretBytes(utf8: "s"), provider: Self.noProvider)?.1.failures == 3)
+    }
+
+    /// A record of its own names no provider: one that asked for one would fail the test.
+    static func noProvider(_ name: String) throws -> OAuthProvider {
+        throw KeychainError.itemNotFound("no provider \(name)")
     }
 
     @Test func tokenMetadataCarriesRefreshBeforeWhenSet() {

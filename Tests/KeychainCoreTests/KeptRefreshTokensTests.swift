@@ -13,7 +13,8 @@ import Testing
 
     init() throws {
         let settings = RefreshSettingStore(
-            tokens: TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+            tokens: TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()), providers: InMemoryProviderStore(),
+            format: RefreshRecordJSON())
         try settings.save(
             RefreshRecord(
                 key: RefreshKey(service: "api", user: nil, group: "team.app"),

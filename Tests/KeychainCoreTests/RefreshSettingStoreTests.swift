@@ -11,7 +11,8 @@ import Testing
     var admin: Client { Client(name: "root", accessGroups: fixture.app.accessGroups, role: .admin, createdAt: Date()) }
     var store: RefreshSettingStore {
         RefreshSettingStore(
-            tokens: TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()), format: RefreshRecordJSON())
+            tokens: TokenService(items: fixture.service, metadataFormat: TokenMetadataJSON()), providers: InMemoryProviderStore(),
+            format: RefreshRecordJSON())
     }
 
     func record(_ key: RefreshKey) throws -> RefreshRecord {

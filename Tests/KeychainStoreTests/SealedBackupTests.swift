@@ -223,6 +223,23 @@ struct SealedBackupTests {
         #expect(try restored.sqlitePool!.read { try GroupUsageTable.usage(of: "g1", on: $0) } == usage)
     }
 
+    /// A backup holds no connect session (docs/api.md, "Upgrades"): a restore brings none back,
+    /// and the live vault keeps its own.
+    @Test func connectSessionsStayOutOfABackup() throws {
+        let fixture = try BackupFixture()
+        let vault = fixture.source.vault
+        let session = ConnectSessionStoreConformance.session("in-flight")
+        try vault.connectSessions.create(session)
+        let path = fixture.scratch.path + "/vault.backup"
+        try vault.backup(to: path)
+        #expect(try vault.connectSessions.session(id: "in-flight")?.verifier == session.verifier)
+        _ = try fixture.target.restore(from: path, masterKeyFile: fixture.masterKeyPath, force: false, logger: quietLogger)
+        let restored = try fixture.target.open(logger: quietLogger)
+        defer { restored.close() }
+        #expect(try restored.connectSessions.session(id: "in-flight") == nil)
+        #expect(try restored.sqlitePool!.read { try $0.scalarInt("SELECT count(*) FROM connect_sessions") } == 0)
+    }
+
     /// A backup made before a rekey restores with the master key of its time, not the new one.
     @Test func aBackupFromBeforeARekeyNeedsTheOldMasterKey() throws {
         let fixture = try BackupFixture()

@@ -17,6 +17,8 @@ import Testing
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
         5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
         6: "76e16eb6233b060014374f5ff77e1a980b9ad8d1a43b7e90675319c7e0dfff54",
+        7: "1c42305c2bf9ceafe7d077df6201c709c6a112dc917c6e2e70bf09cbaaf96c7f",
+        8: "57bf6c3cbc3321409b512dfccf8f7cd8288515f0c7d20502819f81c67456bc94",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -27,6 +29,8 @@ import Testing
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
         6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
         7: "abf3d301c6fa594214245f24f43c192f9e495c925804663a3bfa8d3dcc6eb28a",
+        8: "ce5b38dd2dde6cd705b92764184fb5d52d326da5f6080d54ee7d2177cf5a88f0",
+        9: "08d33fa1a7349a8f4df1436056298313c0aeef4602bdc314e5178cf9097ce176",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

@@ -53,9 +53,17 @@ struct InMemoryConformanceTests {
         try ClientStoreConformance { (InMemoryClientStore(), nil) }.run()
     }
 
+    @Test func providerStore() throws {
+        try ProviderStoreConformance { (InMemoryProviderStore(), nil, nil) }.run()
+    }
+
     @Test(arguments: KVConformance.Check.allCases)
     func kv(check: KVConformance.Check) throws {
         try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
+    }
+
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance { (InMemoryConnectSessionStore(), nil, nil) }.run()
     }
 }
 
@@ -83,12 +91,44 @@ struct SQLiteConformanceTests {
         }.run()
     }
 
+    /// The vault's own store, as the server uses it (its verifiers sealed by the vault's keyring).
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance {
+            let fixture = try VaultFixture()
+            return (fixture.vault.connectSessions, nil, fixture)
+        }.run()
+    }
+
     /// `KeyringTable` over a migrated database.
     @Test func keyringStorage() throws {
         try KeyringStorageConformance {
             let pool = try ConnectionPool(path: ":memory:")
             try pool.write { try Migrations.apply(on: $0) }
             return (KeyringTable(pool: pool), pool)
+        }.run()
+    }
+
+    /// The vault's providers over a database on file.
+    @Test func providerStore() throws {
+        try ProviderStoreConformance {
+            let fixture = try VaultFixture()
+            let pool = try #require(fixture.vault.sqlitePool)
+            let database = ProviderStoreConformance.Database(
+                rawBytes: {
+                    try pool.read { db in
+                        try db.query("SELECT CAST(name || settings AS BLOB) || coalesce(client_secret, x'') FROM oauth_providers") {
+                            $0.blob(0)
+                        }
+                    }.flatMap { $0 }
+                },
+                copyClientSecret: { from, to in
+                    _ = try pool.write { db in
+                        try db.execute(
+                            "UPDATE oauth_providers SET client_secret = (SELECT client_secret FROM oauth_providers WHERE name = ?) WHERE name = ?",
+                            [.text(from), .text(to)])
+                    }
+                })
+            return (fixture.vault.providers, database, fixture)
         }.run()
     }
 
@@ -185,6 +225,20 @@ struct PostgreSQLConformanceTests {
         }.run()
     }
 
+    /// Two stores over one database, each with connections of its own: two nodes taking one state.
+    @Test func connectSessionStore() throws {
+        try ConnectSessionStoreConformance {
+            let database = try PGTestDatabase()
+            let items = try database.itemStore()
+            let node = {
+                PGConnectSessionStore(
+                    connections: PGConnections(settings: PGSettings(url: database.url)), keyring: items.keyring,
+                    reservations: items.reservations)
+            }
+            return (node(), node(), nil)
+        }.run()
+    }
+
     /// `PGKeyringStorage`, shared by the nodes (encryptions reserved in blocks).
     @Test func keyringStorage() throws {
         try KeyringStorageConformance.runShared {
@@ -192,6 +246,26 @@ struct PostgreSQLConformanceTests {
             try PGMigrations.apply(on: database.connect())
             return (PGKeyringStorage(settings: PGSettings(url: database.url)), nil)
         }
+    }
+
+    /// A node's providers over a schema of its own.
+    @Test func providerStore() throws {
+        try ProviderStoreConformance {
+            let cluster = try Cluster(nodes: 1)
+            let node = cluster.nodes[0]
+            let database = ProviderStoreConformance.Database(
+                rawBytes: {
+                    let rows = try cluster.database.connect().execute(
+                        "SELECT convert_to(name || settings, 'UTF8') || coalesce(client_secret, '\\x'::bytea) FROM oauth_providers")
+                    return (0..<rows.count).flatMap { rows.bytes($0, 0) }
+                },
+                copyClientSecret: { from, to in
+                    _ = try cluster.database.connect().execute(
+                        "UPDATE oauth_providers SET client_secret = (SELECT client_secret FROM oauth_providers WHERE name = $1) WHERE name = $2",
+                        [.text(from), .text(to)])
+                })
+            return (node.providers, database, cluster)
+        }.run()
     }
 
     /// Rotated on one node; the other is the other view of the vault.

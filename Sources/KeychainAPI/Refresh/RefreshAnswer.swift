@@ -3,11 +3,13 @@ public import KeychainCore
 
 /// The answer of `PUT`, `GET` and `POST /tokens/{service}/refresh`: the setting, never its client
 /// secret, and its state:
-/// `{"service","user"|null,"accessGroup","tokenEndpoint","grant","clientId","clientAuth",
+/// `{"service","user"|null,"accessGroup","provider"|null,"tokenEndpoint","grant","clientId","clientAuth",
 /// "scope"|null,"audience"|null,"refreshBefore","state","lastRefreshAt"|null,"nextRefreshAt"|null,
-/// "failures","lastError"|null}`.
+/// "failures","lastError"|null}`. A setting that names a provider answers its name, and the
+/// provider's endpoint, client id and client authentication as they are now.
 public struct RefreshAnswer: JSONAnswer {
     public var key: RefreshKey
+    public var provider: String?
     public var tokenEndpoint: String
     public var grant: RefreshSetting.Grant
     public var clientId: String
@@ -19,6 +21,7 @@ public struct RefreshAnswer: JSONAnswer {
 
     public init(_ record: RefreshRecord) {
         key = record.key
+        provider = record.setting.provider
         tokenEndpoint = record.setting.tokenEndpoint.text
         grant = record.setting.grant
         clientId = record.setting.clientId
@@ -34,6 +37,7 @@ public struct RefreshAnswer: JSONAnswer {
             answer.member("service", key.service)
             answer.member("user", key.user)
             answer.member("accessGroup", key.group)
+            answer.member("provider", provider)
             answer.member("tokenEndpoint", tokenEndpoint)
             answer.member("grant", grant.rawValue)
             answer.member("clientId", clientId)
@@ -51,6 +55,7 @@ public struct RefreshAnswer: JSONAnswer {
         key = RefreshKey(
             service: try json.requiredString("service", of: what), user: json["user"]?.stringValue,
             group: try json.requiredString("accessGroup", of: what))
+        provider = json["provider"]?.stringValue
         tokenEndpoint = try json.requiredString("tokenEndpoint", of: what)
         guard let grant = RefreshSetting.Grant(rawValue: try json.requiredString("grant", of: what)),
             let clientAuth = RefreshSetting.ClientAuth(rawValue: try json.requiredString("clientAuth", of: what)),

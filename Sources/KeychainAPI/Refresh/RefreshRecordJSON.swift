@@ -14,37 +14,56 @@ public struct RefreshRecordJSON: RefreshRecordFormat {
         }
     }
 
-    public func decode(_ bytes: [UInt8], clientSecret: SecretBytes) -> (RefreshSetting, RefreshState)? {
-        guard let json = try? JSONValue.parse(bytes), let endpointText = json["tokenEndpoint"]?.stringValue,
-            let endpoint = try? TokenEndpointURL(endpointText),
+    public func decode(
+        _ bytes: [UInt8], clientSecret: SecretBytes?, provider: (String) throws -> OAuthProvider
+    ) throws -> (RefreshSetting, RefreshState)? {
+        guard let json = try? JSONValue.parse(bytes),
             let grant = json["grant"]?.stringValue.flatMap(RefreshSetting.Grant.init(rawValue:)),
-            let clientId = json["clientId"]?.stringValue,
-            let clientAuth = json["clientAuth"]?.stringValue.flatMap(RefreshSetting.ClientAuth.init(rawValue:)),
             case .integer(let refreshBefore)? = json["refreshBefore"],
             (0...Int64(RefreshSetting.maximumRefreshBefore)).contains(refreshBefore),
             let condition = json["state"]?.stringValue.flatMap(RefreshState.Condition.init(rawValue:)),
             // Below Int.max: the next failure adds one. (The database is not trusted.)
             case .integer(let failures)? = json["failures"], (0..<Int64.max).contains(failures)
         else { return nil }
-        let setting = RefreshSetting(
-            tokenEndpoint: endpoint, grant: grant, clientId: clientId, clientSecret: clientSecret,
-            clientAuth: clientAuth, scope: json["scope"]?.stringValue, audience: json["audience"]?.stringValue,
-            refreshBefore: Int(refreshBefore))
+        let setting: RefreshSetting
+        if let name = json["provider"]?.stringValue {
+            setting = RefreshSetting(
+                provider: try provider(name), grant: grant, scope: json["scope"]?.stringValue, refreshBefore: Int(refreshBefore))
+        } else {
+            guard let endpointText = json["tokenEndpoint"]?.stringValue, let endpoint = try? TokenEndpointURL(endpointText),
+                let clientId = json["clientId"]?.stringValue,
+                let clientAuth = json["clientAuth"]?.stringValue.flatMap(RefreshSetting.ClientAuth.init(rawValue:)),
+                clientAuth != .none, let clientSecret
+            else { return nil }
+            setting = RefreshSetting(
+                tokenEndpoint: endpoint, grant: grant, clientId: clientId, clientSecret: clientSecret,
+                clientAuth: clientAuth, scope: json["scope"]?.stringValue, audience: json["audience"]?.stringValue,
+                refreshBefore: Int(refreshBefore))
+        }
         let state = RefreshState(
             condition: condition, lastRefreshAt: json["lastRefreshAt"]?.stringValue.flatMap(RFC3339.parse),
             nextRefreshAt: json["nextRefreshAt"]?.stringValue.flatMap(RFC3339.parse), failures: Int(failures),
             lastError: json["lastError"]?.stringValue)
         return (setting, state)
     }
+
+    public func providerName(_ bytes: [UInt8]) -> String? {
+        (try? JSONValue.parse(bytes))?["provider"]?.stringValue
+    }
 }
 
 extension JSONWriter {
-    /// A setting's members without its client secret.
+    /// A setting's members without its client secret; one that names a provider gives its name
+    /// instead of the provider's endpoint and client.
     mutating func settingMembers(_ setting: RefreshSetting) {
-        member("tokenEndpoint", setting.tokenEndpoint.text)
+        if let provider = setting.provider {
+            member("provider", provider)
+        } else {
+            member("tokenEndpoint", setting.tokenEndpoint.text)
+            member("clientId", setting.clientId)
+            member("clientAuth", setting.clientAuth.rawValue)
+        }
         member("grant", setting.grant.rawValue)
-        member("clientId", setting.clientId)
-        member("clientAuth", setting.clientAuth.rawValue)
         member("scope", setting.scope)
         member("audience", setting.audience)
         member("refreshBefore", setting.refreshBefore)

@@ -39,7 +39,13 @@ public struct RefreshRecord: Sendable, Equatable {
 /// item that keeps it. The format is the API's (`RefreshRecordJSON` in KeychainAPI).
 public protocol RefreshRecordFormat: Sendable {
     func encode(_ setting: RefreshSetting, _ state: RefreshState) -> [UInt8]
-    /// The setting (with `clientSecret`, which the item's secret holds) and state; nil when the
-    /// bytes are not a record.
-    func decode(_ bytes: [UInt8], clientSecret: SecretBytes) -> (RefreshSetting, RefreshState)?
+    /// The setting and state; nil when the bytes are not a record. A setting of its own takes
+    /// `clientSecret` (the item's secret; nil: not a record); one that names a provider takes
+    /// its endpoint and client from `provider(name)` (`RefreshSetting.init(provider:...)`), which
+    /// throws when there is no such provider.
+    func decode(
+        _ bytes: [UInt8], clientSecret: SecretBytes?, provider: (String) throws -> OAuthProvider
+    ) throws -> (RefreshSetting, RefreshState)?
+    /// The provider the record names, nil when it names none or the bytes are not a record.
+    func providerName(_ bytes: [UInt8]) -> String?
 }

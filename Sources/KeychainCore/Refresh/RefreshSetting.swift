@@ -18,6 +18,9 @@ public struct RefreshSetting: Sendable, Equatable {
         case basic
         /// `client_id` and `client_secret` in the form body.
         case post
+        /// A public client (RFC 6749 §2.1): `client_id` in the form body, no secret. Only a
+        /// provider's; a setting of its own authenticates with a secret.
+        case none
     }
 
     /// Seconds before expiry at which a token is renewed, when the setting does not say.
@@ -25,9 +28,15 @@ public struct RefreshSetting: Sendable, Equatable {
     /// The longest `refreshBefore` accepted: one day.
     public static let maximumRefreshBefore = 86_400
 
+    /// The provider whose endpoint and client this setting uses, by name; nil: its own. A
+    /// setting that names a provider is read with the provider's `tokenEndpoint`, `clientId`,
+    /// `clientSecret` and `clientAuth` filled in (`init(provider:...)`) every time it is read, so
+    /// that an exchange always uses the provider as it is stored then; only the name is stored.
+    public var provider: String?
     public var tokenEndpoint: TokenEndpointURL
     public var grant: Grant
     public var clientId: String
+    /// Empty for a provider's public client (`clientAuth` `.none`).
     public var clientSecret: SecretBytes
     public var clientAuth: ClientAuth
     public var scope: String?
@@ -48,6 +57,19 @@ public struct RefreshSetting: Sendable, Equatable {
         self.scope = scope
         self.audience = audience
         self.refreshBefore = refreshBefore
+    }
+
+    /// A setting that names `provider`: its endpoint and client are the provider's (as stored
+    /// now; read again with the setting at every exchange).
+    public init(
+        provider: OAuthProvider, grant: Grant = .refreshToken, scope: String? = nil,
+        refreshBefore: Int = RefreshSetting.defaultRefreshBefore
+    ) {
+        self.init(
+            tokenEndpoint: provider.tokenEndpoint, grant: grant, clientId: provider.clientId,
+            clientSecret: provider.clientSecret ?? SecretBytes([UInt8](), lockedInMemory: false),
+            clientAuth: provider.clientAuth, scope: scope, refreshBefore: refreshBefore)
+        self.provider = provider.name
     }
 }
 

@@ -8,15 +8,21 @@ public import Foundation
 ///
 /// Living beside the tokens in the same store, a refresh's new tokens and its new state are
 /// written in one transaction.
+///
+/// A setting that names a provider keeps only the name (its item has no secret): it is read
+/// with the provider's endpoint and client as `providers` holds them then, so that a provider's
+/// new client secret reaches every setting that names it at its next exchange.
 public final class RefreshSettingStore: Sendable {
     /// The access group the settings live in; refused as a client's group.
     public static let accessGroup = "keychaind.refresh"
 
     public let tokens: TokenService
+    public let providers: any ProviderStore
     private let format: any RefreshRecordFormat
 
-    public init(tokens: TokenService, format: any RefreshRecordFormat) {
+    public init(tokens: TokenService, providers: any ProviderStore, format: any RefreshRecordFormat) {
         self.tokens = tokens
+        self.providers = providers
         self.format = format
     }
 
@@ -25,7 +31,7 @@ public final class RefreshSettingStore: Sendable {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: Self.attributes(key), limit: .one,
             returnKinds: [.attributes, .data])
-        return try find(query, client: Self.keeper(key.group))?.items.first.flatMap { decode($0.item) }
+        return try find(query, client: Self.keeper(key.group))?.items.first.flatMap { try decode($0.item) }
     }
 
     /// What an exchange for `key` starts from: the setting as stored now and the refresh token
@@ -34,23 +40,37 @@ public final class RefreshSettingStore: Sendable {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: Self.attributes(key), limit: .one,
             returnKinds: [.attributes, .data])
-        guard let item = try find(query, client: Self.keeper(key.group))?.items.first?.item, let record = decode(item)
+        guard let item = try find(query, client: Self.keeper(key.group))?.items.first?.item, let record = try decode(item)
         else { return nil }
         return ExchangeStart(record: record, settingItem: item.persistentRef, refreshToken: try refreshToken(key))
     }
 
-    /// Every stored setting (for the background refresher and metrics).
+    /// Every stored setting (for the background refresher and metrics). A setting whose provider
+    /// cannot be read is left out: it cannot be exchanged either.
     public func records() throws -> [RefreshRecord] {
+        try settingItems(returning: [.attributes, .data]).compactMap { try? decode($0) }
+    }
+
+    /// How many stored settings name the provider `name` (whose removal they hold off).
+    public func count(namingProvider name: String) throws -> Int {
+        try settingItems(returning: [.attributes]).count { item in
+            guard case .data(let bytes)? = item.attributes[.generic], let named = format.providerName(bytes) else { return false }
+            return named.utf8.elementsEqual(name.utf8)
+        }
+    }
+
+    /// Every setting's item, page by page.
+    private func settingItems(returning kinds: ReturnKinds) throws -> [Item] {
         let query = ItemQuery(
             itemClass: .genericPassword, attributes: [.accessGroup: .string(Self.accessGroup)], limit: .all,
-            returnKinds: [.attributes, .data])
-        var found: [RefreshRecord] = []
+            returnKinds: kinds)
+        var found: [Item] = []
         var cursor: PageCursor?
         repeat {
             var page = query
             page.cursor = cursor
             guard let result = try find(page, client: Self.keeper(nil)) else { break }
-            found += result.items.compactMap { decode($0.item) }
+            found += result.items.map(\.item)
             cursor = result.next
         } while cursor != nil
         return found
@@ -179,17 +199,35 @@ public final class RefreshSettingStore: Sendable {
         }
     }
 
-    private func item(_ record: RefreshRecord) -> NewItem {
-        var attributes = Self.attributes(record.key)
-        attributes[.generic] = .data(format.encode(record.setting, record.state))
-        return NewItem(itemClass: .genericPassword, attributes: attributes, secret: record.setting.clientSecret)
+    /// Whether a stored setting's item names the provider `name` (a connect may replace it).
+    func names(_ item: Item, provider name: String) -> Bool {
+        guard case .data(let bytes)? = item.attributes[.generic], let named = format.providerName(bytes) else { return false }
+        return named.utf8.elementsEqual(name.utf8)
     }
 
-    private func decode(_ item: Item) -> RefreshRecord? {
-        guard let key = Self.key(of: item), case .data(let bytes)? = item.attributes[.generic], let secret = item.secret,
-            let (setting, state) = format.decode(bytes, clientSecret: secret)
+    func item(_ record: RefreshRecord) -> NewItem {
+        var attributes = Self.attributes(record.key)
+        attributes[.generic] = .data(format.encode(record.setting, record.state))
+        // A setting that names a provider keeps no copy of the provider's secret.
+        let secret = record.setting.provider == nil ? record.setting.clientSecret : nil
+        return NewItem(itemClass: .genericPassword, attributes: attributes, secret: secret)
+    }
+
+    /// The record an item keeps; nil when it is not one. Throws when it names a provider that
+    /// cannot be read (errSecItemNotFound when there is none of that name).
+    private func decode(_ item: Item) throws -> RefreshRecord? {
+        guard let key = Self.key(of: item), case .data(let bytes)? = item.attributes[.generic],
+            let (setting, state) = try format.decode(bytes, clientSecret: item.secret, provider: provider(named:))
         else { return nil }
         return RefreshRecord(key: key, setting: setting, state: state)
+    }
+
+    /// The provider a setting names, as stored now.
+    private func provider(named name: String) throws -> OAuthProvider {
+        guard let provider = try providers.provider(named: name) else {
+            throw KeychainError.itemNotFound("the refresh setting names provider \"\(name)\", which is not set up")
+        }
+        return provider
     }
 }
 

@@ -1,6 +1,19 @@
-/// What `/metrics` shows of server-side refresh: exchanges by outcome, their latency, and how many
-/// settings are in each state (`keychaind_token_refresh_*`).
+/// What `/metrics` shows of server-side refresh: exchanges by outcome, their latency, how many
+/// settings are in each state (`keychaind_token_refresh_*`), and the revocations of deleted
+/// refresh tokens by outcome (`keychaind_token_revocations_total`).
 public struct RefreshStatistics: Sendable, Equatable {
+    /// How an RFC 7009 revocation of a deleted refresh token ended.
+    public enum RevocationOutcome: String, Sendable, CaseIterable {
+        /// The provider answered 200.
+        case revoked
+        /// The provider answered an OAuth error (4xx).
+        case refused
+        /// No usable answer: network, TLS, timeout, 5xx.
+        case failed
+        /// Not sent: too many revocations were waiting.
+        case dropped
+    }
+
     /// How an exchange ended.
     public enum Outcome: String, Sendable, CaseIterable {
         /// New tokens stored.
@@ -22,6 +35,7 @@ public struct RefreshStatistics: Sendable, Equatable {
     public var latencyCounts: [UInt64]
     public var latencySum: Double
     public var settings: [RefreshState.Condition: Int]
+    public var revocations: [RevocationOutcome: UInt64] = [:]
 
     public init(
         exchanges: [Outcome: UInt64] = [:],

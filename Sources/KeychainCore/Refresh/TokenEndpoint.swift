@@ -1,9 +1,13 @@
 import Foundation
 
-/// What calls a provider's token endpoint: `TokenEndpointClient` (libcurl) in KeychainRefresh.
+/// What calls a provider's token endpoint (and its revocation endpoint): `TokenEndpointClient`
+/// (libcurl) in KeychainRefresh.
 public protocol TokenEndpoint: Sendable {
     /// One exchange (RFC 6749 §6 or §4.4, as `setting.grant` says), its answer checked.
     func exchange(_ setting: RefreshSetting, refreshToken: SecretBytes?) throws(TokenExchangeFailure) -> TokenGrant
+    /// RFC 7009: revokes `refreshToken` at `provider`'s revocation endpoint (nothing when it has
+    /// none); throws when the provider did not answer 200.
+    func revoke(_ refreshToken: SecretBytes, at provider: OAuthProvider) throws(TokenExchangeFailure)
 }
 
 /// What a successful exchange brings: a bearer access token, maybe a rotated refresh token, and

@@ -28,6 +28,15 @@ public protocol TokenRefreshing: Sendable {
     /// The setting kept for `key`, nil when there is none.
     func record(_ key: RefreshKey) throws -> RefreshRecord?
 
+    /// Runs `delete` (a token DELETE by `client` of the tokens `naming` names) and answers what
+    /// it answers. When it removed a refresh token a setting kept whose provider has a revocation
+    /// endpoint, that token is revoked there afterwards (RFC 7009), off the calling thread; the
+    /// revocation never fails or delays the delete.
+    func deleteRevoking(_ naming: TokenNaming, client: Client, _ delete: () throws -> Int) throws -> Int
+
+    /// The provider of that name (a new setting may name it), nil when there is none.
+    func provider(named name: String) throws -> OAuthProvider?
+
     /// Stores (or replaces) the setting for `key`; its state starts afresh.
     func configure(_ setting: RefreshSetting, for key: RefreshKey) throws -> RefreshRecord
 

@@ -152,12 +152,17 @@ public final class TokenService: Sendable {
         return Authorization(header: header, freshForSeconds: freshFor)
     }
 
-    /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none.
+    /// Deletes both tokens in one transaction; returns how many; errSecItemNotFound when none. A
+    /// refresh token a provider's setting kept is revoked at the provider afterwards
+    /// (`TokenRefreshing.deleteRevoking`).
     @discardableResult
     public func delete(_ naming: TokenNaming, client: Client) throws -> Int {
-        let deleted = try items.replace(
-            deleting: [query(naming, .accessToken), query(naming, .refreshToken)], adding: [], client: client
-        ).deleted
+        let delete = {
+            try self.items.replace(
+                deleting: [self.query(naming, .accessToken), self.query(naming, .refreshToken)], adding: [], client: client
+            ).deleted
+        }
+        let deleted = try refresher?.deleteRevoking(naming, client: client, delete) ?? delete()
         guard deleted > 0 else { throw KeychainError.itemNotFound("no tokens stored for \(Self.describe(naming))") }
         return deleted
     }

@@ -183,8 +183,8 @@ extension PrometheusText {
         }
     }
 
-    /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds` and
-    /// `keychaind_token_refresh_settings{state}`.
+    /// `keychaind_token_refresh_total{outcome}`, `keychaind_token_refresh_duration_seconds`,
+    /// `keychaind_token_refresh_settings{state}` and `keychaind_token_revocations_total{outcome}`.
     mutating func refresh(_ statistics: RefreshStatistics) {
         family("keychaind_token_refresh_total", type: "counter", help: "Token endpoint exchanges, by outcome.")
         for outcome in RefreshStatistics.Outcome.allCases {
@@ -197,6 +197,12 @@ extension PrometheusText {
         family("keychaind_token_refresh_settings", type: "gauge", help: "Refresh settings, by state.")
         for state in RefreshState.Condition.allCases {
             sample("keychaind_token_refresh_settings", labels: [("state", state.rawValue)], UInt64(statistics.settings[state] ?? 0))
+        }
+        family(
+            "keychaind_token_revocations_total", type: "counter",
+            help: "RFC 7009 revocations of deleted refresh tokens at their providers, by outcome.")
+        for outcome in RefreshStatistics.RevocationOutcome.allCases {
+            sample("keychaind_token_revocations_total", labels: [("outcome", outcome.rawValue)], statistics.revocations[outcome] ?? 0)
         }
     }
 }

@@ -39,7 +39,7 @@ extension Router {
     private mutating func addRefreshRoutes(refresher: any TokenRefreshing, clock: @escaping @Sendable () -> Date) {
         add(.put, "/tokens/{service}/refresh", access: .admin, audit: .pathParameters) { context in
             let naming = try context.tokenNaming()
-            let setting = try RefreshPutRequest(decoding: context.jsonBody()).setting
+            let setting = try RefreshPutRequest(decoding: context.jsonBody(), provider: refresher.provider(named:)).setting
             return .json(RefreshAnswer(try refresher.configure(setting, for: context.refreshKeyToAdd(naming))))
         }
         add(.get, "/tokens/{service}/refresh", access: .client, audit: .pathParameters) { context in

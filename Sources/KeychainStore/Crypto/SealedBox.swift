@@ -1,14 +1,17 @@
 package import KeychainCore
 
 /// The row a sealed value belongs to: an item's secret (its class, persistent reference and
-/// access group), a KV version's data (its group, path and number) or a KV secret's custom
-/// metadata (its group and path). Moving a box to another row (or changing the row's group
+/// access group), a KV version's data (its group, path and number), a KV secret's custom
+/// metadata (its group and path) or an OAuth provider's client secret (its name). Moving a box to another row (or changing the row's group
 /// without re-sealing) makes it fail to open. `package`, like `SealedBox` and `AESGCM`, for
 /// StorageBench's crypto loop.
 package enum SealBinding: Equatable {
     case item(ItemClass, PersistentRef, accessGroup: String)
     case kvVersion(KVSecretKey, number: Int)
     case kvCustomMetadata(KVSecretKey)
+    case providerClientSecret(provider: String)
+    /// A connect session's PKCE verifier, bound to its `connectId`.
+    case connectVerifier(connectId: String)
 
     package init(itemClass: ItemClass, persistentRef: PersistentRef, accessGroup: String) {
         self = .item(itemClass, persistentRef, accessGroup: accessGroup)
@@ -20,6 +23,8 @@ package enum SealBinding: Equatable {
         case .item: "keychaind.item"
         case .kvVersion: "keychaind.kv_versions"
         case .kvCustomMetadata: "keychaind.kv_secrets"
+        case .providerClientSecret: "keychaind.oauth_providers"
+        case .connectVerifier: "keychaind.connect_sessions"
         }
     }
 
@@ -29,6 +34,8 @@ package enum SealBinding: Equatable {
         case .item(let itemClass, let ref, _): ["class": itemClass.rawValue, "persistentRef": ref.rawValue]
         case .kvVersion(let key, let number): ["kvSecret": key.description, "version": "\(number)"]
         case .kvCustomMetadata(let key): ["kvSecret": key.description, "customMetadata": "true"]
+        case .providerClientSecret(let name): ["provider": name, "clientSecret": "true"]
+        case .connectVerifier(let id): ["connectId": id]
         }
     }
 }
@@ -39,7 +46,10 @@ package enum SealBinding: Equatable {
 /// The AAD is `label | version | term | row fields`: for an item `"keychaind.item"`, then its
 /// class code, persistentRef and access group; for a KV version `"keychaind.kv_versions"`, then
 /// its group, path and number (decimal); for KV custom metadata `"keychaind.kv_secrets"`, then
-/// its group and path. Each variable field is prefixed with its UInt32 big-endian length, so no
+/// its group and path; for a provider's client secret `"keychaind.oauth_providers"`, then its
+/// name and `client_secret` (the column); for a connect session's verifier
+/// `"keychaind.connect_sessions"`, then its `connectId` and `"verifier"`. Each variable field is
+/// prefixed with its UInt32 big-endian length, so no
 /// two bindings share an encoding.
 package enum SealedBox {
     static let version: UInt8 = 1
@@ -61,6 +71,10 @@ package enum SealedBox {
                 label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, String(number).utf8, body)
         case .kvCustomMetadata(let key):
             return try withAAD(label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, nil, body)
+        case .providerClientSecret(let name):
+            return try withAAD(label: binding.label, version: version, term: term, name.utf8, "client_secret".utf8, nil, body)
+        case .connectVerifier(let id):
+            return try withAAD(label: binding.label, version: version, term: term, id.utf8, "verifier".utf8, nil, body)
         }
     }
 

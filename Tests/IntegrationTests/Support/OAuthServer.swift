@@ -104,7 +104,7 @@ final class OAuthServer {
         return seeded
     }
 
-    private func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
+    func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
         var arguments = ["curl", "-sS", "--max-time", "10", "-X", method]
         if let caFile { arguments += ["--cacert", caFile] }
         if let body {
@@ -119,8 +119,52 @@ final class OAuthServer {
         return object
     }
 
-    private func string(_ object: [String: Any], _ key: String) throws -> String {
+    func string(_ object: [String: Any], _ key: String) throws -> String {
         guard let value = object[key] as? String else { throw ProcessFailure(description: "oauth_server: no \(key)") }
         return value
+    }
+
+    // MARK: - The connect tests' authorization-code grant
+
+    static let connectClient = (id: "connect-client", secret: "s3cret-connect")
+
+    var issuer: String { "http://127.0.0.1:\(port)" }
+
+    /// The consent step of the authorization request at `url` (as keychaind's first hop sent the
+    /// browser there): the provider's JSON, `{"consent": true, ...}` or `{"error"}`.
+    func consent(_ url: String) throws -> (status: Int, json: [String: Any]) {
+        let answer = try get(url)
+        return (answer.status, answer.json)
+    }
+
+    /// The user's decision on the request at `url`: `allow`, `deny` or `error:<code>`; the
+    /// `Location` the provider sends the browser to (keychaind's callback).
+    func decide(_ url: String, _ decision: String) throws -> String {
+        let answer = try get(url + "&decision=" + decision)
+        guard answer.status == 302, let location = answer.headers["location"] else {
+            throw ProcessFailure(description: "oauth_server /authorize answered \(answer.status): \(answer.text)")
+        }
+        return location
+    }
+
+    /// `iss` appended to every authorization redirect from now on (nil: none).
+    func redirectIssuer(_ iss: String?) throws {
+        _ = try call("POST", "/connect/control", ["iss": iss ?? NSNull()])
+    }
+
+    /// Codes issued and code exchanges answered with tokens, and every authorization request's query.
+    func connectStats() throws -> (codes: Int, exchanges: Int, authorizations: [[String: String]]) {
+        let answer = try call("GET", "/connect/stats", nil)
+        return (
+            answer["codes"] as? Int ?? -1, answer["exchanges"] as? Int ?? -1,
+            answer["authorizations"] as? [[String: String]] ?? []
+        )
+    }
+
+    /// A GET of a URL on this server, over loopback HTTP.
+    private func get(_ url: String) throws -> HTTPTestClient.Response {
+        let prefix = "http://127.0.0.1:\(port)"
+        guard url.hasPrefix(prefix) else { throw ProcessFailure(description: "not a URL of oauth_server: \(url)") }
+        return try HTTPTestClient(port: UInt16(port)).send("GET", String(url.dropFirst(prefix.count)))
     }
 }

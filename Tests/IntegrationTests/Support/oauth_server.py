@@ -21,6 +21,27 @@ The test drives it through a control API (plain JSON, not OAuth):
 - GET /stats: {"calls": /token requests so far, "presented": every refresh token presented, in
   order, "authMethods": the client authentication method of each call, "issued": access tokens issued,
   "inFlight": /token requests being answered now, "maxInFlight": the most ever answered at once}.
+
+For providers (section "Providers" below): POST /revoke is Authlib's RFC 7009 revocation endpoint
+(any of the three client authentication methods a client is registered with); a third client,
+`public-client`, is public (`none`: `client_id` in the form, no secret).
+- GET /revocations: {"revocations": [{"token", "hint", "status", "revoked"}]}: every /revoke
+  request in order, its `token` and `token_type_hint`, the HTTP status answered, and whether
+  the token is revoked now.
+- POST /clients/secret {"clientId", "secret"}: the client's secret from now on (a rotated secret:
+  the old one is refused).
+
+The connect tests' authorization-code grant (RFC 6749 §4.1 with PKCE required, RFC 7636):
+client `connect-client` (client_secret_basic, secret `s3cret-connect`), any redirect URI on
+loopback, the grants `authorization_code` and `refresh_token` (rotating, as above).
+- GET /authorize?<authorization request>: the consent step, answered as JSON
+  {"consent": true, "clientId", "scope"} (an invalid request: {"error"} with 400). The test
+  decides by asking the same URL again with `decision=allow`, `decision=deny` (Authlib's
+  access_denied) or `decision=error:<code>` (an error of the test's choosing, with an
+  error_description): 302 to the redirect URI with code and state, or the error.
+- POST /connect/control {"iss": text or null}: `iss` appended to every redirect from now on (RFC 9207).
+- GET /connect/stats: {"authorizations": the query of every consent step and decision, "codes":
+  codes issued, "exchanges": code exchanges answered with tokens}.
 """
 import argparse
 import os
@@ -32,8 +53,12 @@ import time
 
 from authlib.common.security import generate_token
 from authlib.integrations.flask_oauth2 import AuthorizationServer
-from authlib.oauth2.rfc6749 import ClientMixin, TokenMixin, grants
+from authlib.oauth2 import OAuth2Error
+from authlib.oauth2.rfc6749 import ClientMixin, InvalidRequestError, TokenMixin, grants
+from authlib.oauth2.rfc7009 import RevocationEndpoint
 from authlib.oauth2.rfc6750 import BearerTokenGenerator
+from authlib.oauth2.rfc7636 import CodeChallenge
+from urllib.parse import quote
 from flask import Flask, jsonify, request
 from werkzeug.serving import make_server
 
@@ -134,11 +159,93 @@ def save_token(token, oauth_request):
                 client.client_id, getattr(oauth_request, "user", None) or "user", token.get("scope", ""))
 
 
+# MARK: the connect tests' authorization-code grant
+
+CONNECT_CLIENTS = {"connect-client": ("s3cret-connect", "client_secret_basic")}
+connect_control = {"iss": None}
+connect_stats = {"authorizations": [], "codes": 0, "exchanges": 0}
+authorization_codes = {}  # code -> AuthorizationCode
+
+
+class ConnectClient(Client):
+    """A client registered for the authorization-code grant, redirecting to loopback only."""
+
+    def __init__(self, client_id):
+        self.client_id = client_id
+        self.secret, self.auth_method = CONNECT_CLIENTS[client_id]
+
+    def check_redirect_uri(self, redirect_uri):
+        return redirect_uri.startswith("http://127.0.0.1:") or redirect_uri.startswith("http://localhost:")
+
+    def check_response_type(self, response_type):
+        return response_type == "code"
+
+    def check_grant_type(self, grant_type):
+        return grant_type in ("authorization_code", "refresh_token")
+
+
+class AuthorizationCode:
+    def __init__(self, code, client_id, redirect_uri, scope, user, challenge, method):
+        self.code, self.client_id, self.redirect_uri, self.scope, self.user = code, client_id, redirect_uri, scope, user
+        self.code_challenge, self.code_challenge_method = challenge, method
+
+    def get_redirect_uri(self):
+        return self.redirect_uri
+
+    def get_scope(self):
+        return self.scope
+
+    def get_auth_time(self):
+        return None
+
+    def get_nonce(self):
+        return None
+
+
+class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
+    TOKEN_ENDPOINT_AUTH_METHODS = ["client_secret_basic", "client_secret_post"]
+
+    def validate_authorization_request(self):
+        # Authlib 1.2 requires the verifier at the token endpoint only; this server also refuses
+        # an authorization request without an S256 challenge (OAuth 2.1, RFC 9700 §2.1.1).
+        redirect_uri = super().validate_authorization_request()
+        if not self.request.data.get("code_challenge") or self.request.data.get("code_challenge_method") != "S256":
+            raise InvalidRequestError('an S256 "code_challenge" is required', state=self.request.state,
+                                      redirect_uri=redirect_uri)
+        return redirect_uri
+
+    def save_authorization_code(self, code, oauth_request):
+        with lock:
+            connect_stats["codes"] += 1
+            authorization_codes[code] = AuthorizationCode(
+                code, oauth_request.client.client_id, oauth_request.redirect_uri, oauth_request.scope, oauth_request.user,
+                oauth_request.data.get("code_challenge"), oauth_request.data.get("code_challenge_method"))
+
+    def query_authorization_code(self, code, client):
+        with lock:
+            item = authorization_codes.get(code)
+        return item if item is not None and item.client_id == client.client_id else None
+
+    def delete_authorization_code(self, authorization_code):
+        with lock:
+            authorization_codes.pop(authorization_code.code, None)
+            connect_stats["exchanges"] += 1
+
+    def authenticate_user(self, authorization_code):
+        return authorization_code.user
+
+
+def query_client(client_id):
+    if client_id in CONNECT_CLIENTS:
+        return ConnectClient(client_id)
+    return Client(client_id) if client_id in CLIENTS else None
+
+
 app = Flask(__name__)
-server = AuthorizationServer(app, query_client=lambda client_id: Client(client_id) if client_id in CLIENTS else None,
-                             save_token=save_token)
+server = AuthorizationServer(app, query_client=query_client, save_token=save_token)
 server.register_grant(RefreshTokenGrant)
 server.register_grant(ClientCredentialsGrant)
+server.register_grant(AuthorizationCodeGrant, [CodeChallenge(required=True)])
 # Bearer tokens whose expires_in is the control's value at the time they are issued.
 server.register_token_generator("default", BearerTokenGenerator(
     lambda **_: generate_token(42), lambda **_: generate_token(48), lambda client, grant_type: control["expiresIn"]))
@@ -187,10 +294,96 @@ def seed():
     return jsonify(access_token=access, refresh_token=refresh)
 
 
+@app.get("/authorize")
+def authorize():
+    arguments = request.args.to_dict()
+    decision = arguments.get("decision")
+    with lock:
+        connect_stats["authorizations"].append(arguments)
+    if decision is None:
+        try:
+            grant = server.get_consent_grant(end_user="connect-user")
+        except OAuth2Error as error:
+            return jsonify(error=error.error), 400
+        return jsonify(consent=True, clientId=grant.client.client_id, scope=grant.request.scope)
+    if decision.startswith("error:"):
+        location = (arguments["redirect_uri"] + "?error=" + quote(decision[6:]) + "&error_description="
+                    + quote("the user said no, code " + arguments.get("state", "")) + "&state=" + quote(arguments.get("state", "")))
+        response = app.response_class(status=302, headers={"Location": location})
+    else:
+        response = server.create_authorization_response(grant_user="connect-user" if decision == "allow" else None)
+    with lock:
+        iss = connect_control["iss"]
+    if iss is not None and "Location" in response.headers:
+        response.headers["Location"] += "&iss=" + quote(iss, safe="")
+    return response
+
+
+@app.post("/connect/control")
+def set_connect_control():
+    body = request.get_json()
+    with lock:
+        if "iss" in body:
+            connect_control["iss"] = body["iss"]
+    return jsonify(connect_control)
+
+
+@app.get("/connect/stats")
+def get_connect_stats():
+    with lock:
+        return jsonify(connect_stats)
+
+
 @app.get("/stats")
 def get_stats():
     with lock:
         return jsonify(stats)
+
+
+# --- Providers: RFC 7009 revocation, rotated client secrets, a public client ---
+
+CLIENTS["public-client"] = (None, "none")
+RefreshTokenGrant.TOKEN_ENDPOINT_AUTH_METHODS = RefreshTokenGrant.TOKEN_ENDPOINT_AUTH_METHODS + ["none"]
+revocations = []  # every /revoke request: {"token", "hint", "status"}
+
+
+class TokenRevocation(RevocationEndpoint):
+    CLIENT_AUTH_METHODS = ["client_secret_basic", "client_secret_post", "none"]
+
+    def query_token(self, token_string, token_type_hint):
+        with lock:
+            return refresh_tokens.get(token_string)
+
+    def revoke_token(self, token, oauth_request):
+        token.revoked = True
+
+
+server.register_endpoint(TokenRevocation)
+
+
+@app.post("/revoke")
+def revoke():
+    response = server.create_endpoint_response(TokenRevocation.ENDPOINT_NAME)
+    with lock:
+        revocations.append({"token": request.form.get("token"), "hint": request.form.get("token_type_hint"),
+                            "status": response.status_code})
+    return response
+
+
+@app.get("/revocations")
+def get_revocations():
+    with lock:
+        listed = [dict(entry, revoked=bool(refresh_tokens.get(entry["token"]) and refresh_tokens[entry["token"]].revoked))
+                  for entry in revocations]
+    return jsonify(revocations=listed)
+
+
+@app.post("/clients/secret")
+def rotate_client_secret():
+    body = request.get_json()
+    with lock:
+        CLIENTS[body["clientId"]] = (body["secret"], CLIENTS[body["clientId"]][1])
+    return jsonify(clientId=body["clientId"])
 
 
 def main():

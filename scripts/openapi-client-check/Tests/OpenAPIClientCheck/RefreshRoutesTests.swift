@@ -15,10 +15,10 @@ import Testing
             tokenEndpoint: "http://127.0.0.1:9/token", grant: .clientCredentials, clientId: "m2m",
             clientSecret: "s3cret", clientAuth: .post, scope: "read", refreshBefore: 30)
 
-        let refused = try await client.putRefreshSetting(path: path, body: .json(body))
+        let refused = try await client.putRefreshSetting(path: path, body: .json(.RefreshSettingInput(body)))
         expectError(try refused.forbidden.body.json, "errSecMissingEntitlement", -34018)
 
-        let stored = try await admin.putRefreshSetting(path: path, body: .json(body)).ok.body.json
+        let stored = try await admin.putRefreshSetting(path: path, body: .json(.RefreshSettingInput(body))).ok.body.json
         #expect(stored.service == "m2m.example.com" && stored.user == nil && stored.accessGroup == "admin")
         #expect(stored.grant == Components.Schemas.RefreshGrant.clientCredentials)
         #expect(stored.clientAuth == Components.Schemas.RefreshClientAuth.post && stored.scope == "read")

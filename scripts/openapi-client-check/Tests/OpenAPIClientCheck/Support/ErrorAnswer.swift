@@ -122,3 +122,12 @@ extension Components.Responses.NotFound_loginRole.Body.JsonPayload {
         }
     }
 }
+
+extension Components.Responses.NotFound_connect.Body.JsonPayload {
+    var answer: any ErrorAnswer {
+        switch self {
+        case .Error_errSecItemNotFound(let error): error
+        case .Error_errSecUnimplemented(let error): error
+        }
+    }
+}
