@@ -32,6 +32,7 @@ package final class PGBackend: VaultBackend {
         loginRoleStore = PGLoginRoleStore(connections: connections)
         control = PGConnectionSlot(settings: settings)
         refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
+        providerHolds = PGProviderHoldStore(connections: connections)
         statistics = settings.statistics
         release = heartbeat.release
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
@@ -49,6 +50,7 @@ package final class PGBackend: VaultBackend {
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }
     package var database: DatabaseStatistics? { statistics.current }
     package let refreshExchangeLock: (any RefreshExchangeLock)?
+    package let providerHolds: any ProviderHoldStore
     package var sharesLockState: Bool { true }
 
     package func clusterID() throws -> String {

@@ -304,4 +304,15 @@ extension PGMigrations {
         ALTER TABLE cluster_state ALTER COLUMN cluster_id DROP DEFAULT;
         ALTER TABLE tokens ADD COLUMN last_renewal bigint;
         """#
+
+    /// `provider_holds` (`PGProviderHoldStore`), as on SQLite: the hold on a provider app after a
+    /// `Retry-After`, shared by every node; `held_until` in milliseconds since 1970.
+    static let version8 = #"""
+        CREATE TABLE provider_holds (
+            token_endpoint text COLLATE "C" NOT NULL,
+            client_id text COLLATE "C" NOT NULL,
+            held_until bigint NOT NULL,
+            PRIMARY KEY (token_endpoint, client_id)
+        );
+        """#
 }

@@ -9,12 +9,14 @@ package final class SQLiteBackend: VaultBackend {
     private let itemStore: SQLiteItemStore
     private let clientStore: SQLiteClientStore
     private let loginRoleStore: SQLiteLoginRoleStore
+    private let providerHoldStore: SQLiteProviderHoldStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
         self.pool = pool
         itemStore = SQLiteItemStore(pool: pool, keyring: keyring, logger: logger, quota: quota)
         clientStore = SQLiteClientStore(pool: pool)
         loginRoleStore = SQLiteLoginRoleStore(pool: pool)
+        providerHoldStore = SQLiteProviderHoldStore(pool: pool)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
@@ -34,6 +36,7 @@ package final class SQLiteBackend: VaultBackend {
     package var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
     package var database: DatabaseStatistics? { nil }
     package var refreshExchangeLock: (any RefreshExchangeLock)? { nil }
+    package var providerHolds: any ProviderHoldStore { providerHoldStore }
     package var sharesLockState: Bool { false }
 
     package func recordLocked(_ locked: Bool) {}

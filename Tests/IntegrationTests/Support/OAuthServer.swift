@@ -104,7 +104,7 @@ final class OAuthServer {
         return seeded
     }
 
-    private func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
+    func call(_ method: String, _ path: String, _ body: [String: Any]?) throws -> [String: Any] {
         var arguments = ["curl", "-sS", "--max-time", "10", "-X", method]
         if let caFile { arguments += ["--cacert", caFile] }
         if let body {
