@@ -55,11 +55,11 @@ struct UpgradeTests {
         let database = server.dataDir.appendingPathComponent("keychain.db").path
         let latest = try sqlite(database, "PRAGMA user_version")
         // Schema 3 as it shipped: no attribute bytes, tokens in `clients` (before migration 5), no
-        // KV tables nor vault identity (before migration 6).
+        // KV tables nor vault identity (before migration 6), no provider holds (before migration 7).
         try sqlite(
             database,
             """
-            DROP TABLE kv_versions; DROP TABLE kv_secrets; DROP TABLE vault_identity;
+            DROP TABLE kv_versions; DROP TABLE kv_secrets; DROP TABLE vault_identity; DROP TABLE provider_holds;
             DROP TABLE login_roles;
             CREATE TABLE clients_v3 (
                 name TEXT PRIMARY KEY, access_groups TEXT NOT NULL, role TEXT NOT NULL, created INTEGER NOT NULL,

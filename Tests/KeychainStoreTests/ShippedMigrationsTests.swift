@@ -17,6 +17,7 @@ import Testing
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
         5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
         6: "76e16eb6233b060014374f5ff77e1a980b9ad8d1a43b7e90675319c7e0dfff54",
+        7: "deaa68095df1e455ae965bc6fa80be60625c0eba8db6d43773c0dc4005cc492e",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -27,6 +28,7 @@ import Testing
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
         6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
         7: "abf3d301c6fa594214245f24f43c192f9e495c925804663a3bfa8d3dcc6eb28a",
+        8: "684d5a1dd3a734e0a8b1a68869b6ecf0730808476b16dd20046974bd610dd324",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {
