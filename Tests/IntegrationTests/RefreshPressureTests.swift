@@ -116,6 +116,25 @@ final class RefreshPressureTests {
         #expect(try state("capped-too.example.com", on: node)["state"] as? String == "ok")
     }
 
+    /// The database is untrusted: a hold written into it that ends in a thousand years holds no
+    /// longer than `refresh.maxRetryAfterSeconds` from the moment it is read.
+    @Test func aHoldAlteredInTheDatabaseIsCappedWhenRead() throws {
+        let node = try keychaind(["KEYCHAIND_REFRESH_MAX_RETRY_AFTER_SECONDS": "5"])
+        defer { node.stop() }
+        _ = try provider.register("altered.example.com", on: node)
+        let farFuture = Int64(Date().timeIntervalSince1970 * 1000) + 1000 * 365 * 86_400 * 1000
+        let written = try Command.run([
+            "sqlite3", node.dataDir.appendingPathComponent("keychain.db").path,
+            "INSERT INTO provider_holds VALUES ('\(provider.tokenEndpoint)', '\(OAuthServer.basicClient.id)', \(farFuture))",
+        ])
+        #expect(written.status == 0, "\(written.stderr)")
+        let asked = Date()
+        #expect(try authorization("altered.example.com", on: node).status == 502)
+        #expect(try provider.stats().calls == 0)
+        let holdEnd = try #require(Self.date(try state("altered.example.com", on: node)["nextRefreshAt"]))
+        #expect(holdEnd >= asked.addingTimeInterval(4) && holdEnd <= Date().addingTimeInterval(5), "held to \(holdEnd)")
+    }
+
     @Test func anUnparsableOrPastRetryAfterIsIgnored() throws {
         let node = try keychaind()
         defer { node.stop() }
