@@ -249,6 +249,35 @@ final class RefreshPressureTests {
         #expect(state["failures"] as? Int == 0)
     }
 
+    /// The newer tokens were stored through another PostgreSQL node: the node whose call was
+    /// refused reads them from the database, not from what it had read before.
+    @Test func aRotationStoredThroughAnotherPostgreSQLNodeIsFollowed() throws {
+        let cluster = try PGCluster(
+            postgres: try ThrowawayPostgres.shared(), nodes: 2, environment: ["KEYCHAIND_REFRESH_INTERVAL_SECONDS": "0"])
+        defer { cluster.stopAll() }
+        let seeded = try provider.register("rotated-pg.example.com", on: cluster.nodes[0])
+        let answers = ConcurrentAnswers()
+        let worker = try fetchInFlight("rotated-pg.example.com", on: cluster.nodes[0], answers: answers)
+        defer { worker.join() }
+        let newer = try provider.rotate(seeded.refreshToken)
+        let put = try cluster.client(1).json(
+            "PUT", "/v1/tokens/rotated-pg.example.com",
+            ["accessToken": newer.accessToken, "refreshToken": newer.refreshToken, "expiresAt": OAuthServer.expired],
+            token: cluster.adminToken)
+        #expect(put.status == 200, "\(put.text)")
+        worker.join()
+
+        let fetched = try #require(answers.all.first ?? nil)
+        #expect(fetched.status == 200, "\(fetched.text)")
+        let stats = try provider.stats()
+        #expect(stats.presented == [seeded.refreshToken, seeded.refreshToken, newer.refreshToken])
+        #expect(fetched.json["Authorization"] as? String == "Bearer \(stats.issued.last ?? "")")
+        for node in 0..<2 {
+            let state = try state("rotated-pg.example.com", on: cluster.nodes[node], token: cluster.adminToken)
+            #expect(state["state"] as? String == "ok", "\(state)")
+        }
+    }
+
     @Test func aRefusalOfTheStoredRefreshTokenStillNeedsReauth() throws {
         let node = try keychaind()
         defer { node.stop() }
