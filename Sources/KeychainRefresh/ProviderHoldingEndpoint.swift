@@ -51,7 +51,7 @@ public final class ProviderHoldingEndpoint: TokenEndpoint {
         }
     }
 
-    /// What a store's failure says, never more than its OSStatus name and detail.
+    /// What a store's failure says: its OSStatus name only (a detail could name stored values).
     private static func storageFailure(_ error: any Error) -> String {
         (error as? KeychainError).map { "\($0.code)" } ?? "storage failed"
     }
