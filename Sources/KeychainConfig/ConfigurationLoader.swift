@@ -37,7 +37,7 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync", "audit.unauthenticatedLinesPerMinute",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
-        "refresh.concurrency",
+        "refresh.concurrency", "refresh.maxRetryAfterSeconds",
         "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
         "storage.postgresql.statementTimeoutSeconds",
     ]
@@ -207,6 +207,7 @@ public enum ConfigurationLoader {
         case "storage.postgresql.statementTimeoutSeconds":
             configuration.postgresqlStatementTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.concurrency": configuration.refreshConcurrency = try integer(atLeast: 1)
+        case "refresh.maxRetryAfterSeconds": configuration.refreshMaxRetryAfterSeconds = try integer(atLeast: 1)
         default:
             throw ConfigurationError("\(setting.source): unknown key \"\(setting.key)\"")
         }

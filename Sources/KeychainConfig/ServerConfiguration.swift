@@ -49,6 +49,7 @@ public import KeychainCore
 /// | `refresh.waitSeconds` | integer ≥ 1, how long a fetch waits for another's refresh | `15` | `KEYCHAIND_REFRESH_WAIT_SECONDS` |
 /// | `refresh.intervalSeconds` | integer ≥ 0, how often the background refresher looks for due tokens, 0 = off | `5` | `KEYCHAIND_REFRESH_INTERVAL_SECONDS` |
 /// | `refresh.concurrency` | integer ≥ 1, how many exchanges the background refresher runs at once (each for another service) | `4` | `KEYCHAIND_REFRESH_CONCURRENCY` |
+/// | `refresh.maxRetryAfterSeconds` | integer ≥ 1, the longest a provider's `Retry-After` holds calls to its token endpoint | `600` | `KEYCHAIND_REFRESH_MAX_RETRY_AFTER_SECONDS` |
 /// | `storage.backend` | `sqlite` (one node, `<dataDir>/keychain.db`) or `postgresql` (several nodes) | `sqlite` | `KEYCHAIND_STORAGE_BACKEND` |
 /// | `storage.postgresql.url` | libpq connection string (multi-host with `target_session_attrs=read-write`) | empty | `KEYCHAIND_STORAGE_POSTGRESQL_URL` |
 /// | `storage.postgresql.connectTimeoutSeconds` | integer ≥ 1, connecting at most | `5` | `KEYCHAIND_STORAGE_POSTGRESQL_CONNECT_TIMEOUT_SECONDS` |
@@ -108,6 +109,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshWaitSeconds: Int = 15
     public var refreshIntervalSeconds: Int = 5
     public var refreshConcurrency: Int = 4
+    public var refreshMaxRetryAfterSeconds: Int = 600
     public var storageBackend: StorageBackend = .sqlite
     public var postgresqlURL: String = ""
     public var postgresqlConnectTimeoutSeconds: Int = 5

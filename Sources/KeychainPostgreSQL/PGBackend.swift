@@ -36,6 +36,7 @@ package final class PGBackend: VaultBackend {
         connectSessionStore = PGConnectSessionStore(connections: connections, keyring: keyring, reservations: keyringStorage)
         control = PGConnectionSlot(settings: settings)
         refreshExchangeLock = PGRefreshExchangeLock(connections: connections)
+        providerHolds = PGProviderHoldStore(connections: connections)
         statistics = settings.statistics
         release = heartbeat.release
         let follow = Follower(keyring: keyring, clients: clientStore.cache, directory: directory, logger: logger)
@@ -55,6 +56,7 @@ package final class PGBackend: VaultBackend {
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }
     package var database: DatabaseStatistics? { statistics.current }
     package let refreshExchangeLock: (any RefreshExchangeLock)?
+    package let providerHolds: any ProviderHoldStore
     package var sharesLockState: Bool { true }
 
     package func clusterID() throws -> String {

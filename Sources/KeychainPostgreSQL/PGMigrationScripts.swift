@@ -342,4 +342,15 @@ extension PGMigrations {
         );
         CREATE INDEX connect_sessions_expires ON connect_sessions (expires);
         """#
+
+    /// Migration 10: `provider_holds` (`PGProviderHoldStore`), as SQLite's migration 9: the hold on a provider app after a
+    /// `Retry-After`, shared by every node; `held_until` in milliseconds since 1970.
+    static let version10 = #"""
+        CREATE TABLE provider_holds (
+            token_endpoint text COLLATE "C" NOT NULL,
+            client_id text COLLATE "C" NOT NULL,
+            held_until bigint NOT NULL,
+            PRIMARY KEY (token_endpoint, client_id)
+        );
+        """#
 }

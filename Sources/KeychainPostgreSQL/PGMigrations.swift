@@ -16,6 +16,7 @@ enum PGMigrations {
         (7, version7),
         (8, version8),
         (9, version9),
+        (10, version10),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -30,6 +30,11 @@ struct SentSecrets {
         case .unavailable(let reason):
             guard repeats(reason) else { return failure }
             return .unavailable("the token endpoint's answer is left out: it repeated a credential sent to it")
+        case .throttled(let reason, let seconds):
+            guard repeats(reason) else { return failure }
+            return .throttled("the token endpoint's answer is left out: it repeated a credential sent to it", retryAfter: seconds)
+        case .held:
+            return failure
         }
     }
 

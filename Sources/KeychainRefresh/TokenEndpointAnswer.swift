@@ -1,18 +1,29 @@
+import Foundation
 import KeychainCore
 import KeychainAPI
 
 /// A token endpoint's answer read as RFC 6749 §5 says: 200 with `access_token`, `token_type`
 /// (Bearer only: the token becomes a `Bearer` header), `expires_in` and maybe a rotated
-/// `refresh_token`; 4xx with an OAuth `error`; anything else is a failure that may pass.
+/// `refresh_token`; 429 or 503 with a `Retry-After` asks for no call before then; 4xx with an
+/// OAuth `error`; anything else is a failure that may pass.
 struct TokenEndpointAnswer {
     let status: Int
     let body: [UInt8]
+    /// The `Retry-After` header's value, when the answer has one.
+    var retryAfter: String? = nil
+    /// When the answer arrived: what a `Retry-After` date is counted from.
+    var receivedAt = Date()
 
     func grant() throws(TokenExchangeFailure) -> TokenGrant {
         let json = try? JSONValue.parse(body)
         guard status == 200 else {
             let error = json?["error"]?.stringValue.map { Self.printable($0, limit: 64) }
             let description = json?["error_description"]?.stringValue.map { Self.printable($0, limit: 256) }
+            if status == 429 || status == 503, let retryAfter, let seconds = RetryAfter.seconds(retryAfter, receivedAt: receivedAt) {
+                throw .throttled(
+                    "the token endpoint answered HTTP \(status) with Retry-After" + (error.map { " and error \($0)" } ?? ""),
+                    retryAfter: seconds)
+            }
             if (400..<500).contains(status), let error, !error.isEmpty {
                 throw .refused(error: error, description: description)
             }

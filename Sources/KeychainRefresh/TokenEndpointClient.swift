@@ -29,7 +29,7 @@ public final class TokenEndpointClient: TokenEndpoint {
         let secrets = SentSecrets(sent + sent.map(FormBody.encoded) + [authorization].compactMap { $0 })
         do {
             let answer = try post(setting.tokenEndpoint, body: form.bytes, authorization: authorization)
-            return try TokenEndpointAnswer(status: answer.status, body: answer.body).grant()
+            return try TokenEndpointAnswer(status: answer.status, body: answer.body, retryAfter: answer.retryAfter).grant()
         } catch {
             throw secrets.screen(error)
         }
@@ -79,9 +79,9 @@ public final class TokenEndpointClient: TokenEndpoint {
         return nil
     }
 
-    /// One POST; the answer's status and body, or why there is none.
+    /// One POST; the answer's status, body and `Retry-After`, or why there is none.
     func post(_ endpoint: TokenEndpointURL, body: SecretBytes, authorization: SecretBytes?) throws(TokenExchangeFailure)
-        -> (status: Int, body: [UInt8])
+        -> (status: Int, body: [UInt8], retryAfter: String?)
     {
         try transfer(endpoint, body: body, authorization: authorization, caPEM: nil, what: "the token endpoint")
     }
@@ -89,14 +89,15 @@ public final class TokenEndpointClient: TokenEndpoint {
     /// One GET (an issuer's key set or discovery document), under the same rules; `caPEM`, when
     /// given, is the CA its https is verified against instead.
     public func get(_ url: TokenEndpointURL, caPEM: String?) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8]) {
-        try transfer(url, body: nil, authorization: nil, caPEM: caPEM, what: "the issuer")
+        let answer = try transfer(url, body: nil, authorization: nil, caPEM: caPEM, what: "the issuer")
+        return (answer.status, answer.body)
     }
 
     /// A POST of `body` (a GET without), as the type's comment says; `what` names the far end in
     /// failures.
     private func transfer(
         _ endpoint: TokenEndpointURL, body: SecretBytes?, authorization: SecretBytes?, caPEM: String?, what: String
-    ) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8]) {
+    ) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8], retryAfter: String?) {
         _ = CurlGlobal.initialised
         // The host and port as libcurl itself reads the URL: what it connects to is what is checked.
         let (host, port) = Self.hostAndPort(endpoint.text)
@@ -169,7 +170,10 @@ public final class TokenEndpointClient: TokenEndpoint {
         }
         var status = 0
         _ = CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return (status, answer.bytes)
+        var retryAfter: UnsafeMutablePointer<curl_header>?
+        let retryAfterValue = curl_easy_header(handle, "Retry-After", 0, UInt32(CURLH_HEADER), -1, &retryAfter) == CURLHE_OK
+            ? retryAfter.map { String(cString: $0.pointee.value) } : nil
+        return (status, answer.bytes, retryAfterValue)
     }
 }
 

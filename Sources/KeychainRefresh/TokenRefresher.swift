@@ -256,8 +256,9 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
     /// the state says not to call: needsReauth, or failing within its backoff. The outcome is
     /// stored only if the setting and refresh token it started from are still the ones stored;
     /// otherwise (replaced or removed meanwhile by an admin, or new tokens stored) it is
-    /// discarded, and callers read what is stored now.
-    private func exchange(_ key: RefreshKey, force: Bool) throws {
+    /// discarded, and callers read what is stored now. An `invalid_grant` for a refresh token
+    /// replaced meanwhile starts over from the newer tokens (`LostRotation`, `followed` times so far).
+    private func exchange(_ key: RefreshKey, force: Bool, followed: Int = 0) throws {
         guard let start = try store.start(key) else { return }
         var record = start.record
         let now = clock()
@@ -294,6 +295,12 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                 nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
             outcome = try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start) ? .refreshed : .discarded
         } catch let failure as TokenExchangeFailure {
+            if followed < LostRotation.followLimit, try LostRotation.refusedReplacedToken(failure, from: start, in: store) {
+                metrics.record(.discarded, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
+                report(key, .discarded, try store.record(key)?.state)
+                // Not forced: newer tokens whose access token is valid are served as they are.
+                return try exchange(key, force: false, followed: followed + 1)
+            }
             let finished = clock()
             record.state.failures += 1
             record.state.lastError = Self.explain(failure, grant: record.setting.grant)
@@ -303,8 +310,9 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                 outcome = .needsReauth
             } else {
                 record.state.condition = .failing
-                record.state.nextRefreshAt = finished.addingTimeInterval(backoff.delay(afterFailures: record.state.failures))
-                    .truncatedToMilliseconds
+                // A provider's hold (Retry-After) says when; other failures back off.
+                record.state.nextRefreshAt = failure.notBefore
+                    ?? finished.addingTimeInterval(backoff.delay(afterFailures: record.state.failures)).truncatedToMilliseconds
                 outcome = .failed
             }
             if try !store.save(record, startedFrom: start) { outcome = .discarded }

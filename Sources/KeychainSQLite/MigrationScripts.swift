@@ -308,4 +308,16 @@ extension Migrations {
         ) STRICT, WITHOUT ROWID;
         CREATE INDEX connect_sessions_expires ON connect_sessions (expires);
         """#
+
+    /// Migration 9: holds on provider apps (`SQLiteProviderHoldStore`): no call to a token
+    /// endpoint for a client id before `held_until` (milliseconds since 1970), after a `Retry-After`.
+    /// Neither column is a secret; a row whose hold has ended is removed by the next hold.
+    static let version9 = #"""
+        CREATE TABLE provider_holds (
+            token_endpoint TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            held_until INTEGER NOT NULL,
+            PRIMARY KEY (token_endpoint, client_id)
+        ) STRICT, WITHOUT ROWID;
+        """#
 }

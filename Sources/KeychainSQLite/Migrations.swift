@@ -12,6 +12,7 @@ enum Migrations {
         (6, version6),
         (7, version7),
         (8, version8),
+        (9, version9),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

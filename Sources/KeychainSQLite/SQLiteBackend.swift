@@ -11,6 +11,7 @@ package final class SQLiteBackend: VaultBackend {
     private let loginRoleStore: SQLiteLoginRoleStore
     private let providerStore: SQLiteProviderStore
     private let connectSessionStore: SQLiteConnectSessionStore
+    private let providerHoldStore: SQLiteProviderHoldStore
 
     package init(pool: ConnectionPool, keyring: Keyring, logger: Logger, quota: GroupQuota = .unlimited) {
         self.pool = pool
@@ -19,6 +20,7 @@ package final class SQLiteBackend: VaultBackend {
         loginRoleStore = SQLiteLoginRoleStore(pool: pool)
         providerStore = SQLiteProviderStore(pool: pool, keyring: keyring)
         connectSessionStore = SQLiteConnectSessionStore(pool: pool, keyring: keyring)
+        providerHoldStore = SQLiteProviderHoldStore(pool: pool)
     }
 
     package var items: any ItemStore & ReencryptingStore { itemStore }
@@ -40,6 +42,7 @@ package final class SQLiteBackend: VaultBackend {
     package var storage: StorageHealth { StorageHealth(backend: .sqlite, reachable: true) }
     package var database: DatabaseStatistics? { nil }
     package var refreshExchangeLock: (any RefreshExchangeLock)? { nil }
+    package var providerHolds: any ProviderHoldStore { providerHoldStore }
     package var sharesLockState: Bool { false }
 
     package func recordLocked(_ locked: Bool) {}

@@ -66,6 +66,8 @@ public final class Vault: VaultAdministration {
     public var database: DatabaseStatistics? { backend.database }
     /// The lock several nodes take around a token exchange, nil with one node.
     public var refreshExchangeLock: (any RefreshExchangeLock)? { backend.refreshExchangeLock }
+    /// Holds on provider apps after a `Retry-After`, as every node sharing the database sees them.
+    public var providerHolds: any ProviderHoldStore { backend.providerHolds }
 
     /// Stops a running re-encryption and closes the backend; idempotent. Later calls on the
     /// stores fail with errSecIO.

@@ -19,6 +19,8 @@ package protocol VaultBackend: Sendable {
     var storage: StorageHealth { get }
     var database: DatabaseStatistics? { get }
     var refreshExchangeLock: (any RefreshExchangeLock)? { get }
+    /// Holds on provider apps after a `Retry-After`, shared by every node of the database.
+    var providerHolds: any ProviderHoldStore { get }
     /// Whether the lock state is shared by several nodes (recorded by `recordLocked`).
     var sharesLockState: Bool { get }
 

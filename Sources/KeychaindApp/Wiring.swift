@@ -165,8 +165,12 @@ public enum Wiring {
         let outbound = OutboundHTTPSettings(
             timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
             caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        // Every exchange asks the provider app's hold (Retry-After) before it calls.
+        let endpoint = ProviderHoldingEndpoint(
+            TokenEndpointClient(settings: outbound), holds: vault.providerHolds,
+            maximumHold: TimeInterval(configuration.refreshMaxRetryAfterSeconds))
         return TokenRefresher(
-            store: store, endpoint: TokenEndpointClient(settings: outbound),
+            store: store, endpoint: endpoint,
             waitLimit: TimeInterval(configuration.refreshWaitSeconds), exchangeLock: vault.refreshExchangeLock,
             report: { key, outcome, state in
             var metadata: Logger.Metadata = [

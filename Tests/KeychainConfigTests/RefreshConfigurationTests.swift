@@ -39,6 +39,18 @@ struct RefreshConfigurationTests {
         }
     }
 
+    @Test func maxRetryAfterSecondsDefaultsTo600AndIsAtLeastOne() throws {
+        #expect(ServerConfiguration().refreshMaxRetryAfterSeconds == 600)
+        let file = "[refresh]\nmaxRetryAfterSeconds = 120"
+        #expect(try ConfigurationLoader.load(fileText: file, environment: [:], flags: [:]).refreshMaxRetryAfterSeconds == 120)
+        let fromEnvironment = try ConfigurationLoader.load(
+            fileText: file, environment: ["KEYCHAIND_REFRESH_MAX_RETRY_AFTER_SECONDS": "30"], flags: [:])
+        #expect(fromEnvironment.refreshMaxRetryAfterSeconds == 30)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: "[refresh]\nmaxRetryAfterSeconds = 0", environment: [:], flags: [:])
+        }
+    }
+
     @Test func timeoutsBelowOneSecondAreRefused() {
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(fileText: "[refresh]\ntimeoutSeconds = 0", environment: [:], flags: [:])

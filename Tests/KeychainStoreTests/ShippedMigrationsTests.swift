@@ -19,6 +19,7 @@ import Testing
         6: "76e16eb6233b060014374f5ff77e1a980b9ad8d1a43b7e90675319c7e0dfff54",
         7: "1c42305c2bf9ceafe7d077df6201c709c6a112dc917c6e2e70bf09cbaaf96c7f",
         8: "57bf6c3cbc3321409b512dfccf8f7cd8288515f0c7d20502819f81c67456bc94",
+        9: "deaa68095df1e455ae965bc6fa80be60625c0eba8db6d43773c0dc4005cc492e",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -31,6 +32,7 @@ import Testing
         7: "abf3d301c6fa594214245f24f43c192f9e495c925804663a3bfa8d3dcc6eb28a",
         8: "ce5b38dd2dde6cd705b92764184fb5d52d326da5f6080d54ee7d2177cf5a88f0",
         9: "08d33fa1a7349a8f4df1436056298313c0aeef4602bdc314e5178cf9097ce176",
+        10: "684d5a1dd3a734e0a8b1a68869b6ecf0730808476b16dd20046974bd610dd324",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

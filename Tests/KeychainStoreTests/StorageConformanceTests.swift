@@ -57,6 +57,10 @@ struct InMemoryConformanceTests {
         try ProviderStoreConformance { (InMemoryProviderStore(), nil, nil) }.run()
     }
 
+    @Test func providerHoldStore() throws {
+        try ProviderHoldStoreConformance { ([InMemoryProviderHoldStore()], nil) }.run()
+    }
+
     @Test(arguments: KVConformance.Check.allCases)
     func kv(check: KVConformance.Check) throws {
         try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
@@ -181,6 +185,15 @@ struct SQLiteConformanceTests {
                 store: store, usage: { group in try pool.read { try GroupUsageTable.usage(of: group, on: $0) } },
                 database: database, reencryption: .init(rotate: { try keyring.rotate() }, store: store), keepAlive: fixture)
         }.run(check)
+    }
+
+    /// The vault's own store and another over its database (the rows are the hold).
+    @Test func providerHoldStore() throws {
+        try ProviderHoldStoreConformance {
+            let fixture = try VaultFixture()
+            let pool = try #require(fixture.vault.sqlitePool)
+            return ([fixture.vault.providerHolds, SQLiteProviderHoldStore(pool: pool)], fixture)
+        }.run()
     }
 
     /// One node: no lock, the refresher's single flight is the lock.
@@ -327,6 +340,14 @@ struct PostgreSQLConformanceTests {
                 store: store, usage: database.usage, database: kvDatabase,
                 reencryption: .init(rotate: { try store.keyring.rotate() }, store: store), keepAlive: nil)
         }.run(check)
+    }
+
+    /// Two nodes' vaults over one database: a hold one node makes holds on the other.
+    @Test func providerHoldStore() throws {
+        try ProviderHoldStoreConformance {
+            let cluster = try Cluster(nodes: 2)
+            return (cluster.nodes.map(\.providerHolds), cluster)
+        }.run()
     }
 
     /// Two nodes' vaults over one database, each with the lock it gives the refresher.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What calls a provider's token endpoint (and its revocation endpoint): `TokenEndpointClient`
 /// (libcurl) in KeychainRefresh.
@@ -32,6 +32,12 @@ public enum TokenExchangeFailure: Error, Sendable, Equatable, CustomStringConver
     case refused(error: String, description: String?)
     /// No usable answer: network, TLS, timeout, a 5xx or an answer that is not a token.
     case unavailable(String)
+    /// The token endpoint answered 429 or 503 with a `Retry-After` of `retryAfter` seconds (1 or
+    /// more, an HTTP date already turned into seconds from the answer): no call before then.
+    case throttled(String, retryAfter: Int64)
+    /// No call was made: the provider app is held until `until` (a `Retry-After` it sent, to this
+    /// setting or to another with the same token endpoint and client id).
+    case held(until: Date, reason: String)
 
     /// `invalid_grant` and `invalid_client` will not pass by retrying: the service needs new
     /// tokens or a new setting.
@@ -44,6 +50,14 @@ public enum TokenExchangeFailure: Error, Sendable, Equatable, CustomStringConver
         switch self {
         case .refused(let error, let description): description.map { "\(error): \($0)" } ?? error
         case .unavailable(let reason): reason
+        case .throttled(let reason, _): reason
+        case .held(_, let reason): "\(reason): no call to the token endpoint before nextRefreshAt"
         }
+    }
+
+    /// When the next call may be made, for a failure that says (a hold); nil: back off as usual.
+    public var notBefore: Date? {
+        if case .held(let until, _) = self { return until }
+        return nil
     }
 }

@@ -18,6 +18,8 @@ The test drives it through a control API (plain JSON, not OAuth):
   invalid_grant; "answer" answers `body` with HTTP `status`, whatever was asked: a hostile provider).
 - POST /seed {"clientId", "user"}: issues a token pair as if an authorization had happened;
   answers {"access_token", "refresh_token"}.
+- POST /pressure {"status": 429|503, "retryAfter": header value or null, "times": N}: the next N
+  /token calls answer `status` with that `Retry-After` (a provider's rate limit; times 0 ends it).
 - GET /stats: {"calls": /token requests so far, "presented": every refresh token presented, in
   order, "authMethods": the client authentication method of each call, "issued": access tokens issued,
   "inFlight": /token requests being answered now, "maxInFlight": the most ever answered at once}.
@@ -259,7 +261,7 @@ def token():
         stats["maxInFlight"] = max(stats["maxInFlight"], stats["inFlight"])
         mode, delay, canned = control["mode"], control["delay"], (control["body"], control["status"])
     try:
-        return canned if mode == "answer" else answer_token(mode, delay)
+        return pressure_answer() or (canned if mode == "answer" else answer_token(mode, delay))
     finally:
         with lock:
             stats["inFlight"] -= 1
@@ -332,6 +334,29 @@ def set_connect_control():
 def get_connect_stats():
     with lock:
         return jsonify(connect_stats)
+pressure = {"status": 429, "retryAfter": None, "times": 0}
+
+
+def pressure_answer():
+    """The answer of a provider under pressure (POST /pressure), while it has answers left; else None."""
+    with lock:
+        if pressure["times"] <= 0:
+            return None
+        pressure["times"] -= 1
+        status, retry_after = pressure["status"], pressure["retryAfter"]
+    error = "slow_down" if status == 429 else "temporarily_unavailable"
+    headers = {} if retry_after is None else {"Retry-After": retry_after}
+    return jsonify(error=error), status, headers
+
+
+@app.post("/pressure")
+def set_pressure():
+    body = request.get_json()
+    with lock:
+        for key in ("status", "retryAfter", "times"):
+            if key in body:
+                pressure[key] = body[key]
+        return jsonify(pressure)
 
 
 @app.get("/stats")
