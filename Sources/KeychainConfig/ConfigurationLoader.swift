@@ -36,7 +36,7 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync", "audit.unauthenticatedLinesPerMinute",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
-        "refresh.concurrency",
+        "refresh.concurrency", "webhooks.retrySeconds",
         "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
         "storage.postgresql.statementTimeoutSeconds",
     ]
@@ -177,6 +177,7 @@ public enum ConfigurationLoader {
         case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)
         case "refresh.intervalSeconds": configuration.refreshIntervalSeconds = try integer(atLeast: 0)
+        case "webhooks.retrySeconds": configuration.webhookRetrySeconds = try integer(atLeast: 0)
         case "storage.backend":
             guard let backend = ServerConfiguration.StorageBackend(rawValue: setting.value) else {
                 throw fail("one of \(ServerConfiguration.StorageBackend.allCases.map(\.rawValue).joined(separator: ", "))")

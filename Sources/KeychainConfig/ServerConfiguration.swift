@@ -96,6 +96,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshWaitSeconds: Int = 15
     public var refreshIntervalSeconds: Int = 5
     public var refreshConcurrency: Int = 4
+    /// How long after an event its delivery is retried (`webhooks.retrySeconds`): a day.
+    public var webhookRetrySeconds: Int = 86_400
     public var storageBackend: StorageBackend = .sqlite
     public var postgresqlURL: String = ""
     public var postgresqlConnectTimeoutSeconds: Int = 5

@@ -44,6 +44,7 @@ package final class PGBackend: VaultBackend {
     package var items: any ItemStore & ReencryptingStore { itemStore }
     package var clients: any ClientStore { clientStore }
     package var loginRoles: any LoginRoleStore { loginRoleStore }
+    package var webhooks: any WebhookStore { itemStore }
     package var commitStatistics: CommitStatistics { CommitStatistics() }
     package var writesWaitOffWorkers: Bool { false }
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }

@@ -2,7 +2,7 @@ import KeychainCore
 import KeychainStore
 
 /// Re-encryption on PostgreSQL, as on SQLite (`SQLiteItemStore+Reencryption`): batches of secrets
-/// (items', then the KV tables' values) sealed under older terms re-sealed under the current one, then the terms that seal nothing
+/// (items', then the KV tables' values, then webhooks' keys) sealed under older terms re-sealed under the current one, then the terms that seal nothing
 /// any more retired for every node. A secret's term is compared as the box holds it
 /// (`SealedBox.termStart`), whose byte-wise order is term order.
 extension PGItemStore: ReencryptingStore {
@@ -13,6 +13,7 @@ extension PGItemStore: ReencryptingStore {
                     "SELECT count(*) FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) < $1",
                     [Self.termBytes(term)]
                 ).int64(0, 0)) + (try PGKVTable.countSealed(olderThan: term, on: db))
+                    + (try PGWebhookTable.countSealed(olderThan: term, on: db))
             }
         }
     }
@@ -45,8 +46,17 @@ extension PGItemStore: ReencryptingStore {
                         try PGKVTable.replace(
                             value, with: keyring.seal(plaintext, binding: value.binding, reservingFrom: reservations), on: db)
                     }
-                    guard rows.count + values.count > 0 else { return nil }
-                    return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, rows.count + values.count)
+                    let keys = rows.count + values.count < limit
+                        ? try PGWebhookTable.sealed(olderThan: term, limit: limit - rows.count - values.count, on: db) : []
+                    for key in keys {
+                        let plaintext = try keyring.open(key.box, binding: .webhookSecret(key.name))
+                        try PGWebhookTable.replaceSecret(
+                            of: key.name, with: keyring.seal(plaintext, binding: .webhookSecret(key.name), reservingFrom: reservations),
+                            on: db)
+                    }
+                    let count = rows.count + values.count + keys.count
+                    guard count > 0 else { return nil }
+                    return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, count)
                 }
             }
         } }
@@ -63,7 +73,7 @@ extension PGItemStore: ReencryptingStore {
                 try db.execute(
                     "SELECT 1 FROM items WHERE secret IS NOT NULL AND \(Self.secretTerm) = $1 LIMIT 1",
                     [Self.termBytes(term)]
-                ).count == 0 && !PGKVTable.hasSealed(underTerm: term, on: db)
+                ).count == 0 && !PGKVTable.hasSealed(underTerm: term, on: db) && !PGWebhookTable.hasSealed(underTerm: term, on: db)
             }
             keyring.forget(retiredTerms: retired)
             return retired

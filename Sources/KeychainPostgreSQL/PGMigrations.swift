@@ -14,6 +14,7 @@ enum PGMigrations {
         (5, version5),
         (6, version6),
         (7, version7),
+        (8, version8),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -81,8 +81,9 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
         guard var record = try store.record(key), record.state.condition != .ok || record.state.failures > 0 else {
             return
         }
+        let before = record.state
         record.state = RefreshState(condition: .ok, lastRefreshAt: record.state.lastRefreshAt)
-        try store.save(record)
+        try store.save(record, recording: Self.events(key, from: before, to: record.state, at: clock()))
     }
 
     public func refreshBefore(_ naming: TokenNaming, group: String) throws -> Int? {
@@ -262,7 +263,10 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
             record.state = RefreshState(
                 condition: .ok, lastRefreshAt: finished.truncatedToMilliseconds,
                 nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
-            outcome = try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start) ? .refreshed : .discarded
+            let events = Self.events(key, from: start.record.state, to: record.state, at: finished)
+            outcome =
+                try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start, recording: events)
+                ? .refreshed : .discarded
         } catch let failure as TokenExchangeFailure {
             let finished = clock()
             record.state.failures += 1
@@ -277,10 +281,17 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                     .truncatedToMilliseconds
                 outcome = .failed
             }
-            if try !store.save(record, startedFrom: start) { outcome = .discarded }
+            let events = Self.events(key, from: start.record.state, to: record.state, at: finished)
+            if try !store.save(record, startedFrom: start, recording: events) { outcome = .discarded }
         }
         metrics.record(outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         report(key, outcome, outcome == .discarded ? try store.record(key)?.state : record.state)
+    }
+
+    /// The webhook event a move between states fires, stored with the new state (docs/api.md,
+    /// "Webhooks": on transitions, never per retry).
+    static func events(_ key: RefreshKey, from old: RefreshState, to new: RefreshState, at now: Date) -> [WebhookEvent] {
+        WebhookEvent.transition(of: key, from: old, to: new, at: now).map { [$0] } ?? []
     }
 
     /// What `lastError` says: the provider's code and description; for a refused refresh token,

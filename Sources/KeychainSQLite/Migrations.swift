@@ -10,6 +10,7 @@ enum Migrations {
         (4, version4),
         (5, version5),
         (6, version6),
+        (7, version7),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -2,19 +2,20 @@ import KeychainCore
 import KeychainStore
 
 extension SQLiteItemStore: ReencryptingStore {
-    /// How many stored secrets (items' and the KV tables' sealed values) are sealed under a term
+    /// How many stored secrets (items', the KV tables' sealed values and webhooks' keys) are sealed under a term
     /// older than `term`. Needs no key.
     package func countSecrets(olderThan term: UInt32) throws -> Int {
         try StoreErrors.map {
             try pool.read { db in
                 try ItemTable.countSecrets(olderThan: term, on: db) + KVTable.countSealed(olderThan: term, on: db)
+                    + WebhookTable.countSealed(olderThan: term, on: db)
             }
         }
     }
 
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
     /// term, in one transaction: items' in `seq` order after `afterSeq`, then, once they are
-    /// done, the KV tables' values. Returns the last item `seq` visited (`afterSeq` when none)
+    /// done, the KV tables' values, then webhooks' keys. Returns the last item `seq` visited (`afterSeq` when none)
     /// and how many were re-sealed, or nil when none is left.
     package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
         try StoreErrors.map { try keyring.withKeys {
@@ -34,8 +35,16 @@ extension SQLiteItemStore: ReencryptingStore {
                         let plaintext = try keyring.open(value.box, binding: value.binding)
                         try KVTable.replace(value, with: keyring.seal(plaintext, binding: value.binding, on: db), on: db)
                     }
-                    guard secrets.count + values.count > 0 else { return nil }
-                    return (secrets.last?.seq ?? afterSeq, secrets.count + values.count)
+                    let keys = secrets.count + values.count < limit
+                        ? try WebhookTable.sealed(olderThan: term, limit: limit - secrets.count - values.count, on: db) : []
+                    for key in keys {
+                        let plaintext = try keyring.open(key.box, binding: .webhookSecret(key.name))
+                        try WebhookTable.replaceSecret(
+                            of: key.name, with: keyring.seal(plaintext, binding: .webhookSecret(key.name), on: db), on: db)
+                    }
+                    let count = secrets.count + values.count + keys.count
+                    guard count > 0 else { return nil }
+                    return (secrets.last?.seq ?? afterSeq, count)
                 }
             }
         } }
@@ -54,7 +63,9 @@ extension SQLiteItemStore: ReencryptingStore {
                 try db.transaction {
                     var retired: [UInt32] = []
                     for candidate in candidates
-                    where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db) {
+                    where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db)
+                        && !WebhookTable.hasSealed(underTerm: candidate, on: db)
+                    {
                         try KeyringTable.deleteTerm(candidate, on: db)
                         retired.append(candidate)
                     }

@@ -47,6 +47,7 @@ public final class Vault: VaultAdministration {
     public var items: any ItemStore { backend.items }
     public var clients: any ClientStore { backend.clients }
     public var loginRoles: any LoginRoleStore { backend.loginRoles }
+    public var webhooks: any WebhookStore { backend.webhooks }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
     /// The item writes' group commit since start (metrics; none on PostgreSQL, which shares WAL
     /// flushes itself).

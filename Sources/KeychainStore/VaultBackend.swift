@@ -8,6 +8,8 @@ package protocol VaultBackend: Sendable {
     var items: any ItemStore & ReencryptingStore { get }
     var clients: any ClientStore { get }
     var loginRoles: any LoginRoleStore { get }
+    /// Webhooks and their outbox, kept by the item store, whose transactions enqueue deliveries.
+    var webhooks: any WebhookStore { get }
     var keyringStorage: any KeyringStorage { get }
     /// The item writes' group commit since start (metrics; empty where the database shares
     /// WAL flushes itself).

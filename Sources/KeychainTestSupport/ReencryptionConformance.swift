@@ -75,11 +75,15 @@ package struct ReencryptionConformance: Sendable {
         for start in stride(from: 0, to: 450, by: 90) {
             try vault.items.add((start..<start + 90).map { Self.item(account: "a\($0)", secret: "s\($0)") })
         }
+        // A webhook's key is a secret too.
+        let webhookKey = WebhookSecret.generate()
+        _ = try vault.webhooks.putWebhook(
+            WebhookStoreConformance.webhook("ops", [.recovered]), secret: webhookKey, replacingSecret: false)
         #expect(try vault.rotate(reencrypt: false) == 2)
         try vault.items.add([Self.item(account: "after", secret: "new")])
         #expect(try vault.rotate(reencrypt: true) == 3)
         let progress = Self.waitForReencryption(vault)
-        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 451, done: 451))
+        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 452, done: 452))
         #expect(vault.status.reencryption?.fraction == 1)
         let store = try #require(vault.items as? any ReencryptingStore)
         #expect(try store.countSecrets(olderThan: 3) == 0)
@@ -96,6 +100,9 @@ package struct ReencryptionConformance: Sendable {
         while Date() < deadline, other.keyring.terms != [3] { usleep(1_000) }
         #expect(other.keyring.terms == [3])
         #expect(try Self.secrets(other) == expected)
+        try other.items.recordWebhookEvent(WebhookStoreConformance.event(.recovered))
+        let claimed = try other.webhooks.claimDeliveries(at: WebhookStoreConformance.time, lease: 30, limit: 1)
+        #expect(claimed.first.map { WebhookStoreConformance.signs($0, with: webhookKey) } == true)
     }
 
     /// A term that still seals a secret is kept (re-encryption interrupted, or not asked for).

@@ -23,6 +23,8 @@ public final class KeychaindApp: Sendable {
     public let backups: BackupScheduler?
     public let observe: Observe
     public let refresher: TokenRefresher
+    /// Delivers webhook events; started and stopped with the server.
+    public let webhooks: WebhookDeliverer
     /// The responder: requests go straight into `respond(to:)` in process, or through `start`'s server.
     public let application: KeychainApplication
     private let logger: Logger
@@ -47,9 +49,10 @@ public final class KeychaindApp: Sendable {
         self.logger = logger
         observe = try Observe.make(configuration, vault: vault, logger: logger)
         refresher = Wiring.refresher(vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
+        webhooks = Wiring.webhookDeliverer(vault: vault, configuration: configuration, logger: logger)
         application = Wiring.application(
             vault: vault, logger: logger, requestLog: requestLog, observe: observe, configuration: configuration,
-            refresher: refresher)
+            refresher: refresher, deliverer: webhooks)
     }
 
     /// The vault `serve` runs over: the data directory's SQLite database (initialising the
@@ -95,6 +98,7 @@ public final class KeychaindApp: Sendable {
             refresher.start()
             background = refresher
         }
+        webhooks.start()
         let purger = TokenPurger(clients: vault.clients, logger: logger)
         purger.start()
         running.withLock { $0 = Running(server: server, background: background, purger: purger) }
@@ -111,6 +115,7 @@ public final class KeychaindApp: Sendable {
             return running
         }
         stopped?.background?.stop()
+        if stopped != nil { webhooks.stop() }
         stopped?.purger.stop()
         stopped?.server.stop()
         observe.auditLog?.close()

@@ -17,6 +17,7 @@ import Testing
         4: "cf20a01d3445e4bca59599a42fd7c64f7a2f9b64d86e2ab8a75fe319739ba5a7",
         5: "ef1ded293211d4c6f5fd34ed4bb35908e9379b3f83f272be9b97cdb981b38206",
         6: "76e16eb6233b060014374f5ff77e1a980b9ad8d1a43b7e90675319c7e0dfff54",
+        7: "d03bd19ea81d1843011c4647a7d442331bb9ebd63e93bad9eae02f86cb5942e8",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -27,6 +28,7 @@ import Testing
         5: "2ed0176e95e9e432b688f114f35c2835222d5638a11dee22400cd22053fe4d01",
         6: "63545a05bff335326383bc3cddf66a2a695c4b4bd648a610df1524dd86703eda",
         7: "abf3d301c6fa594214245f24f43c192f9e495c925804663a3bfa8d3dcc6eb28a",
+        8: "2d4f94b689bc3d9a143bc33cb25884687a72467841f3605a972a96f59968ed40",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

@@ -57,6 +57,10 @@ struct InMemoryConformanceTests {
     func kv(check: KVConformance.Check) throws {
         try KVConformance { _ in .init(store: InMemoryItemStore(), keepAlive: nil) }.run(check)
     }
+
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance { (InMemoryItemStore(), nil) }.run()
+    }
 }
 
 @Suite("Conformance: SQLite")
@@ -80,6 +84,15 @@ struct SQLiteConformanceTests {
             let pool = try ConnectionPool(path: ":memory:")
             try pool.write { try Migrations.apply(on: $0) }
             return (SQLiteLoginRoleStore(pool: pool), pool)
+        }.run()
+    }
+
+    /// The store of a vault on file, as the server uses it.
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance {
+            let fixture = try VaultFixture()
+            let store = try #require(fixture.vault.webhooks as? SQLiteItemStore)
+            return (store, fixture)
         }.run()
     }
 
@@ -183,6 +196,10 @@ struct PostgreSQLConformanceTests {
             try PGMigrations.apply(on: database.connect())
             return (PGLoginRoleStore(connections: PGConnections(settings: PGSettings(url: database.url))), nil)
         }.run()
+    }
+
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance { (try PGTestDatabase().itemStore(), nil) }.run()
     }
 
     /// `PGKeyringStorage`, shared by the nodes (encryptions reserved in blocks).

@@ -9,6 +9,8 @@ package enum SealBinding: Equatable {
     case item(ItemClass, PersistentRef, accessGroup: String)
     case kvVersion(KVSecretKey, number: Int)
     case kvCustomMetadata(KVSecretKey)
+    /// A webhook's signing key, bound to its name.
+    case webhookSecret(String)
 
     package init(itemClass: ItemClass, persistentRef: PersistentRef, accessGroup: String) {
         self = .item(itemClass, persistentRef, accessGroup: accessGroup)
@@ -20,6 +22,7 @@ package enum SealBinding: Equatable {
         case .item: "keychaind.item"
         case .kvVersion: "keychaind.kv_versions"
         case .kvCustomMetadata: "keychaind.kv_secrets"
+        case .webhookSecret: "keychaind.webhooks"
         }
     }
 
@@ -29,6 +32,7 @@ package enum SealBinding: Equatable {
         case .item(let itemClass, let ref, _): ["class": itemClass.rawValue, "persistentRef": ref.rawValue]
         case .kvVersion(let key, let number): ["kvSecret": key.description, "version": "\(number)"]
         case .kvCustomMetadata(let key): ["kvSecret": key.description, "customMetadata": "true"]
+        case .webhookSecret(let name): ["webhook": name]
         }
     }
 }
@@ -39,7 +43,7 @@ package enum SealBinding: Equatable {
 /// The AAD is `label | version | term | row fields`: for an item `"keychaind.item"`, then its
 /// class code, persistentRef and access group; for a KV version `"keychaind.kv_versions"`, then
 /// its group, path and number (decimal); for KV custom metadata `"keychaind.kv_secrets"`, then
-/// its group and path. Each variable field is prefixed with its UInt32 big-endian length, so no
+/// its group and path; for a webhook's key `"keychaind.webhooks"`, then its name and an empty field. Each variable field is prefixed with its UInt32 big-endian length, so no
 /// two bindings share an encoding.
 package enum SealedBox {
     static let version: UInt8 = 1
@@ -61,6 +65,8 @@ package enum SealedBox {
                 label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, String(number).utf8, body)
         case .kvCustomMetadata(let key):
             return try withAAD(label: binding.label, version: version, term: term, key.group.utf8, key.path.utf8, nil, body)
+        case .webhookSecret(let name):
+            return try withAAD(label: binding.label, version: version, term: term, name.utf8, "".utf8, nil, body)
         }
     }
 
