@@ -77,6 +77,11 @@ enum WebhookTable {
             attempts: Int(row.int64(10)))
     }
 
+    static func hasDue(at now: Date, on db: SQLiteConnection) throws -> Bool {
+        try db.scalarInt(
+            "SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE next_attempt <= ?)", [.integer(now.millisecondsSince1970)]) == 1
+    }
+
     /// Up to `limit` deliveries due at `now`, oldest first, moved to `leaseEnd` with their
     /// attempt counted; each with its webhook's URL and sealed key.
     static func claim(at now: Date, leaseEnd: Date, limit: Int, on db: SQLiteConnection) throws
