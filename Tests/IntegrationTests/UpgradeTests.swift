@@ -55,10 +55,11 @@ struct UpgradeTests {
         let database = server.dataDir.appendingPathComponent("keychain.db").path
         let latest = try sqlite(database, "PRAGMA user_version")
         // Schema 3 as it shipped: no attribute bytes, tokens in `clients` (before migration 5), no
-        // KV tables nor vault identity (before migration 6).
+        // KV tables nor vault identity (before migration 6), no webhooks (before migration 7).
         try sqlite(
             database,
             """
+            DROP TABLE webhook_deliveries; DROP TABLE webhooks;
             DROP TABLE kv_versions; DROP TABLE kv_secrets; DROP TABLE vault_identity;
             DROP TABLE login_roles;
             CREATE TABLE clients_v3 (
