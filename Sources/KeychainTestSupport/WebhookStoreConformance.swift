@@ -21,20 +21,20 @@ public struct WebhookStoreConformance: Sendable {
         try concurrentClaimsShareNothing()
     }
 
-    static let time = Date(millisecondsSince1970: 1_800_000_000_000)
+    public static let time = Date(millisecondsSince1970: 1_800_000_000_000)
 
-    static func webhook(_ name: String, _ events: [WebhookEvent.Kind], url: String = "https://hooks.example/in") throws -> Webhook {
+    public static func webhook(_ name: String, _ events: [WebhookEvent.Kind], url: String = "https://hooks.example/in") throws -> Webhook {
         Webhook(name: name, url: try TokenEndpointURL(url, key: "url"), events: events, createdAt: time, updatedAt: time)
     }
 
-    static func event(_ kind: WebhookEvent.Kind, service: String = "crm", at: Date = time) -> WebhookEvent {
+    public static func event(_ kind: WebhookEvent.Kind, service: String = "crm", at: Date = time) -> WebhookEvent {
         WebhookEvent(
             kind: kind, accessGroup: "sales", service: service, user: "ada", connectId: kind == .connected ? "c_1" : nil,
             refreshState: kind == .connected ? .ok : .failing, error: kind == .refreshFailed ? "server_error: 503" : nil, at: at)
     }
 
     /// The signature a claimed delivery's signer makes, against one made with `key`.
-    static func signs(_ claimed: ClaimedDelivery, with key: SecretBytes) -> Bool {
+    public static func signs(_ claimed: ClaimedDelivery, with key: SecretBytes) -> Bool {
         let message = Array("msg_1.1800000000.{}".utf8)
         return claimed.signer.signature(of: message) == HMACWebhookSigner(key: key).signature(of: message)
     }
