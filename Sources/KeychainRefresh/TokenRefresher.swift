@@ -76,14 +76,16 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                 + (state.lastError.map { " (\($0))" } ?? ""))
     }
 
+    /// Stored only over the setting and tokens it read (as an exchange's outcome is), so that of
+    /// two PUTs at once one moves the state and fires `recovered`; the other finds it `ok`.
     public func tokensSaved(_ naming: TokenNaming, group: String) throws {
         let key = RefreshKey(service: naming.service, user: naming.user, group: group)
-        guard var record = try store.record(key), record.state.condition != .ok || record.state.failures > 0 else {
+        guard let start = try store.start(key), start.record.state.condition != .ok || start.record.state.failures > 0 else {
             return
         }
-        let before = record.state
+        var record = start.record
         record.state = RefreshState(condition: .ok, lastRefreshAt: record.state.lastRefreshAt)
-        try store.save(record, recording: Self.events(key, from: before, to: record.state, at: clock()))
+        _ = try store.save(record, startedFrom: start, recording: Self.events(key, from: start.record.state, to: record.state, at: clock()))
     }
 
     public func refreshBefore(_ naming: TokenNaming, group: String) throws -> Int? {

@@ -93,16 +93,26 @@ final class WebhookTests {
         #expect(deliveries[3].body["refreshState"] as? String == "needsReauth")
         #expect((deliveries[3].body["error"] as? String)?.contains("invalid_grant") == true)
 
+        // New tokens stored over a setting in needsReauth put it back to ok: recovered.
+        let fresh = try provider.seed(clientId: OAuthServer.basicClient.id)
+        let put = try keychaind.client().json(
+            "PUT", "/v1/tokens/api.example.com", ["accessToken": fresh.accessToken, "refreshToken": fresh.refreshToken, "expiresIn": 3600],
+            token: try keychaind.adminToken())
+        #expect(put.status == 200, "\(put.text)")
+        deliveries = try receiver.wait(timeout: 10) { $0.count >= 5 }
+        #expect(deliveries.count == 5 && deliveries.last?.type == "recovered" && deliveries.last?.verified == true)
+        #expect(deliveries.last?.body["refreshState"] as? String == "ok")
+
         // Never a token in a body, never the secret in the log.
         let stats = try provider.stats()
         for delivery in deliveries {
             let text = String(decoding: try JSONSerialization.data(withJSONObject: delivery.body), as: UTF8.self)
-            for token in stats.issued + stats.presented + [seeded.accessToken, seeded.refreshToken] {
+            for token in stats.issued + stats.presented + [seeded.accessToken, seeded.refreshToken, fresh.accessToken, fresh.refreshToken] {
                 #expect(!text.contains(token))
             }
         }
         #expect(!keychaind.log.contains(secret) && !keychaind.log.contains(String(secret.dropFirst(6))))
-        #expect(try metric(#"keychaind_webhook_deliveries_total{outcome="delivered"}"#, on: keychaind) == 3)
+        #expect(try metric(#"keychaind_webhook_deliveries_total{outcome="delivered"}"#, on: keychaind) == 4)
         #expect(try metric(#"keychaind_webhook_deliveries_total{outcome="retried"}"#, on: keychaind) == 1)
         #expect(try metric(#"keychaind_webhook_deliveries_total{outcome="given_up"}"#, on: keychaind) == 0)
     }
