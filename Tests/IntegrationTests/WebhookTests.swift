@@ -177,6 +177,18 @@ final class WebhookTests {
             )
         }
         #expect(sums.map(\.delivered).reduce(0, +) == 6 && sums.map(\.retried).reduce(0, +) == 2, "\(sums)")
+
+        // Forced refreshes of one setting on both nodes at once: one transition, one event.
+        _ = try provider.register("race.example.com", on: cluster.nodes[0])
+        let clients = [cluster.client(0), cluster.client(1)]
+        let admin = cluster.adminToken
+        DispatchQueue.concurrentPerform(iterations: 8) { index in
+            _ = try? clients[index % 2].send("POST", "/v1/tokens/race.example.com/refresh", token: admin)
+        }
+        _ = try receiver.wait(timeout: 10) { $0.contains { $0.body["service"] as? String == "race.example.com" } }
+        usleep(3_000_000)
+        let raced = try receiver.received().filter { $0.body["service"] as? String == "race.example.com" }
+        #expect(raced.count == 1 && raced.first?.type == "refreshFailed", "\(raced.map(\.id))")
     }
 }
 
