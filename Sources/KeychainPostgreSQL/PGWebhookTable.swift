@@ -85,7 +85,8 @@ enum PGWebhookTable {
     }
 
     /// Up to `limit` deliveries due at `now`, oldest first, moved to `leaseEnd` with their attempt
-    /// counted, in one statement: rows another node is claiming are skipped, not waited for.
+    /// counted, in one statement: rows another node is claiming are skipped, not waited for. A row
+    /// that is no delivery this release can read is removed, as on SQLite.
     static func claim(at now: Date, leaseEnd: Date, limit: Int, on db: PGConnection) throws
         -> [(delivery: WebhookDelivery, url: String, sealedSecret: [UInt8])]
     {
@@ -99,9 +100,16 @@ enum PGWebhookTable {
             RETURNING \(deliveryColumns), w.url, w.secret
             """,
             [.int8(now.millisecondsSince1970), .int8(leaseEnd.millisecondsSince1970), .int8(Int64(limit))])
-        return try (0..<rows.count).map { row in
-            (delivery: try delivery(rows, row), url: rows.text(row, 11), sealedSecret: rows.bytes(row, 12))
-        }.sorted { ($0.delivery.event.at, $0.delivery.id) < ($1.delivery.event.at, $1.delivery.id) }
+        var claimed: [(delivery: WebhookDelivery, url: String, sealedSecret: [UInt8])] = []
+        for row in 0..<rows.count {
+            guard let delivery = try? delivery(rows, row) else {
+                // No delivery this release can read (an event kind of a later one): it would come back forever.
+                try settle(rows.text(row, 0), retryAt: nil, on: db)
+                continue
+            }
+            claimed.append((delivery, rows.text(row, 11), rows.bytes(row, 12)))
+        }
+        return claimed.sorted { ($0.delivery.event.at, $0.delivery.id) < ($1.delivery.event.at, $1.delivery.id) }
     }
 
     static func settle(_ id: String, retryAt: Date?, on db: PGConnection) throws {

@@ -83,7 +83,9 @@ enum WebhookTable {
     }
 
     /// Up to `limit` deliveries due at `now`, oldest first, moved to `leaseEnd` with their
-    /// attempt counted; each with its webhook's URL and sealed key.
+    /// attempt counted; each with its webhook's URL and sealed key. A row that is no delivery
+    /// this release can read (an event kind of a later one, after a roll back) is removed, so
+    /// that it cannot hold up the ones behind it.
     static func claim(at now: Date, leaseEnd: Date, limit: Int, on db: SQLiteConnection) throws
         -> [(delivery: WebhookDelivery, url: String, sealedSecret: [UInt8])]
     {
@@ -92,15 +94,20 @@ enum WebhookTable {
             SELECT \(deliveryColumns), w.url, w.secret FROM webhook_deliveries d JOIN webhooks w ON w.name = d.webhook
             WHERE d.next_attempt <= ? ORDER BY d.next_attempt, d.at LIMIT ?
             """, [.integer(now.millisecondsSince1970), .integer(Int64(limit))]
-        ) { row in (delivery: try deliveryRow(row), url: row.text(11), sealedSecret: row.blob(12)) }
-        return try due.map { claimed in
+        ) { row in (id: row.text(0), delivery: Result { try deliveryRow(row) }, url: row.text(11), sealedSecret: row.blob(12)) }
+        var claimed: [(delivery: WebhookDelivery, url: String, sealedSecret: [UInt8])] = []
+        for row in due {
+            guard case .success(var delivery) = row.delivery else {
+                try settle(row.id, retryAt: nil, on: db)
+                continue
+            }
             try db.execute(
                 "UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt = ? WHERE id = ?",
-                [.integer(leaseEnd.millisecondsSince1970), .text(claimed.delivery.id)])
-            var claimed = claimed
-            claimed.delivery.attempts += 1
-            return claimed
+                [.integer(leaseEnd.millisecondsSince1970), .text(row.id)])
+            delivery.attempts += 1
+            claimed.append((delivery, row.url, row.sealedSecret))
         }
+        return claimed
     }
 
     static func settle(_ id: String, retryAt: Date?, on db: SQLiteConnection) throws {
