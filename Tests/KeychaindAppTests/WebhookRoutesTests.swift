@@ -54,6 +54,18 @@ import Testing
         #expect(server.send(.get, "/v1/admin/webhooks/ops", token: server.adminToken).status == 404)
     }
 
+    /// Delivery attempts by outcome, every outcome listed from the start.
+    @Test func metricsCountDeliveryOutcomes() throws {
+        let app = try TestApp()
+        defer { app.stop() }
+        let metrics = app.respond(.get, "/v1/metrics", token: app.adminToken)
+        #expect(metrics.status == 200)
+        for outcome in ["delivered", "retried", "given_up"] {
+            #expect(metrics.sample(#"keychaind_webhook_deliveries_total{outcome="\#(outcome)"}"#) == 0, "\(outcome)")
+        }
+        #expect(metrics.text.contains("# TYPE keychaind_webhook_deliveries_total counter"))
+    }
+
     @Test func onlyAdminsReachTheRoutes() throws {
         let server = try TestServer()
         let client = try server.client("app", groups: ["app"])
