@@ -37,7 +37,7 @@ public enum ConfigurationLoader {
         "backup.interval", "backup.directory", "backup.keep",
         "audit.enabled", "audit.file", "audit.failClosed", "audit.fsync", "audit.unauthenticatedLinesPerMinute",
         "refresh.caFile", "refresh.timeoutSeconds", "refresh.waitSeconds", "refresh.intervalSeconds",
-        "refresh.concurrency", "refresh.maxRetryAfterSeconds",
+        "refresh.concurrency", "refresh.maxRetryAfterSeconds", "webhooks.retrySeconds",
         "storage.backend", "storage.postgresql.url", "storage.postgresql.connectTimeoutSeconds",
         "storage.postgresql.statementTimeoutSeconds",
     ]
@@ -197,6 +197,7 @@ public enum ConfigurationLoader {
         case "refresh.timeoutSeconds": configuration.refreshTimeoutSeconds = try integer(atLeast: 1)
         case "refresh.waitSeconds": configuration.refreshWaitSeconds = try integer(atLeast: 1)
         case "refresh.intervalSeconds": configuration.refreshIntervalSeconds = try integer(atLeast: 0)
+        case "webhooks.retrySeconds": configuration.webhookRetrySeconds = try integer(atLeast: 0)
         case "storage.backend":
             guard let backend = ServerConfiguration.StorageBackend(rawValue: setting.value) else {
                 throw fail("one of \(ServerConfiguration.StorageBackend.allCases.map(\.rawValue).joined(separator: ", "))")

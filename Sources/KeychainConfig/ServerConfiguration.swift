@@ -110,6 +110,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var refreshIntervalSeconds: Int = 5
     public var refreshConcurrency: Int = 4
     public var refreshMaxRetryAfterSeconds: Int = 600
+    /// How long after an event its delivery is retried (`webhooks.retrySeconds`): a day.
+    public var webhookRetrySeconds: Int = 86_400
     public var storageBackend: StorageBackend = .sqlite
     public var postgresqlURL: String = ""
     public var postgresqlConnectTimeoutSeconds: Int = 5

@@ -27,12 +27,13 @@ public protocol ItemStore: ItemOperations, Sendable {
 
 /// What can be done to items and KV secrets (`KVOperations`), on a store (each call its own
 /// transaction) or inside `ItemStore.transaction(_:)` (all calls one transaction: a KV write and
-/// an item write in one commit together or not at all).
+/// an item write in one commit together or not at all). A webhook event recorded in a
+/// transaction (`WebhookEventRecording`) is enqueued only if it commits.
 ///
 /// Inside a transaction, the KV operations on one secret are serialised with every other
 /// transaction's on it until commit (SQLite: one writer; PostgreSQL: a lock per secret taken by
 /// the first KV operation on it), so a read, a check and a write (check-and-set) are atomic.
-public protocol ItemOperations: KVOperations {
+public protocol ItemOperations: KVOperations, WebhookEventRecording {
     /// Stores all of `items`, or none of them (a primary-key clash with a stored item or among
     /// `items` is errSecDuplicateItem).
     func add(_ items: [Item]) throws
@@ -92,6 +93,10 @@ extension ItemStore {
     @discardableResult
     public func kvRemove(_ key: KVSecretKey) throws -> Bool {
         try transaction { try $0.kvRemove(key) }
+    }
+
+    public func recordWebhookEvent(_ event: WebhookEvent) throws {
+        try transaction { try $0.recordWebhookEvent(event) }
     }
 }
 

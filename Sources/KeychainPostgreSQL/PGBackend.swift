@@ -51,6 +51,7 @@ package final class PGBackend: VaultBackend {
     package var loginRoles: any LoginRoleStore { loginRoleStore }
     package var providers: any ProviderStore { providerStore }
     package var connectSessions: any ConnectSessionStore { connectSessionStore }
+    package var webhooks: any WebhookStore { itemStore }
     package var commitStatistics: CommitStatistics { CommitStatistics() }
     package var writesWaitOffWorkers: Bool { false }
     package var storage: StorageHealth { StorageHealth(backend: .postgresql, reachable: watcher.reachable) }

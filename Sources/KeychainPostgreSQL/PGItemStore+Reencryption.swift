@@ -2,7 +2,7 @@ import KeychainCore
 import KeychainStore
 
 /// Re-encryption on PostgreSQL, as on SQLite (`SQLiteItemStore+Reencryption`): batches of secrets
-/// (items', then the KV tables' values, then the providers' client secrets, then connect sessions' verifiers) sealed under older terms re-sealed under the current one, then the terms that seal nothing
+/// (items', then the KV tables' values, then the providers' client secrets, then connect sessions' verifiers, then webhooks' keys) sealed under older terms re-sealed under the current one, then the terms that seal nothing
 /// any more retired for every node. A secret's term is compared as the box holds it
 /// (`SealedBox.termStart`), whose byte-wise order is term order.
 extension PGItemStore: ReencryptingStore {
@@ -15,6 +15,7 @@ extension PGItemStore: ReencryptingStore {
                 ).int64(0, 0)) + (try PGKVTable.countSealed(olderThan: term, on: db))
                     + (try PGProviderStore.countSealed(olderThan: term, on: db))
                     + (try PGConnectSessionStore.countSealed(olderThan: term, on: db))
+                    + (try PGWebhookTable.countSealed(olderThan: term, on: db))
             }
         }
     }
@@ -54,7 +55,16 @@ extension PGItemStore: ReencryptingStore {
                     let verifiers = try PGConnectSessionStore.reseal(
                         olderThan: term, limit: limit - done - clientSecrets, keyring: keyring, reservations: reservations,
                         on: db)
-                    let count = done + clientSecrets + verifiers
+                    let resealed = done + clientSecrets + verifiers
+                    let keys = resealed < limit
+                        ? try PGWebhookTable.sealed(olderThan: term, limit: limit - resealed, on: db) : []
+                    for key in keys {
+                        let plaintext = try keyring.open(key.box, binding: .webhookSecret(key.name))
+                        try PGWebhookTable.replaceSecret(
+                            of: key.name, with: keyring.seal(plaintext, binding: .webhookSecret(key.name), reservingFrom: reservations),
+                            on: db)
+                    }
+                    let count = resealed + keys.count
                     guard count > 0 else { return nil }
                     return (rows.count > 0 ? rows.int64(rows.count - 1, 0) : afterSeq, count)
                 }
@@ -76,6 +86,7 @@ extension PGItemStore: ReencryptingStore {
                 ).count == 0 && !PGKVTable.hasSealed(underTerm: term, on: db)
                     && !PGProviderStore.hasSealed(underTerm: term, on: db)
                     && !PGConnectSessionStore.hasSealed(underTerm: term, on: db)
+                    && !PGWebhookTable.hasSealed(underTerm: term, on: db)
             }
             keyring.forget(retiredTerms: retired)
             return retired

@@ -72,6 +72,12 @@ final class PGItemTransaction: ItemOperations {
         }
     }
 
+    // MARK: Webhooks
+
+    func recordWebhookEvent(_ event: WebhookEvent) throws {
+        try run { try PGWebhookTable.enqueue(event, on: db) }
+    }
+
     // MARK: KV
 
     /// Every KV operation on a secret first takes its lock (`PGKVTable.lock`), held until commit.

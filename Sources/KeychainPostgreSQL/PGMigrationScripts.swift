@@ -353,4 +353,34 @@ extension PGMigrations {
             PRIMARY KEY (token_endpoint, client_id)
         );
         """#
+
+    /// Migration 11: webhooks and their outbox, as SQLite's migration 10 (`PGWebhookTable`); a
+    /// webhook's deliveries go with it (foreign key, ON DELETE CASCADE). Nodes claim due
+    /// deliveries with `FOR UPDATE SKIP LOCKED` and a lease in `next_attempt`.
+    static let version11 = #"""
+        CREATE TABLE webhooks (
+            name text COLLATE "C" PRIMARY KEY,
+            url text NOT NULL,
+            events text NOT NULL,
+            secret bytea NOT NULL,
+            created_time bigint NOT NULL,
+            updated_time bigint NOT NULL
+        );
+        CREATE TABLE webhook_deliveries (
+            id text PRIMARY KEY,
+            webhook text COLLATE "C" NOT NULL REFERENCES webhooks(name) ON DELETE CASCADE,
+            kind text NOT NULL,
+            access_group text NOT NULL,
+            service text NOT NULL,
+            user_name text,
+            connect_id text,
+            refresh_state text,
+            error text,
+            at bigint NOT NULL,
+            attempts bigint NOT NULL,
+            next_attempt bigint NOT NULL
+        );
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt);
+        CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook);
+        """#
 }

@@ -51,6 +51,12 @@ public final class ProviderHoldingEndpoint: TokenEndpoint {
         }
     }
 
+    /// A revocation is not held: it is one call after a delete, made once, and a provider that
+    /// refuses it harms nothing stored.
+    public func revoke(_ refreshToken: SecretBytes, at provider: OAuthProvider) throws(TokenExchangeFailure) {
+        try endpoint.revoke(refreshToken, at: provider)
+    }
+
     /// What a store's failure says: its OSStatus name only (a detail could name stored values).
     private static func storageFailure(_ error: any Error) -> String {
         (error as? KeychainError).map { "\($0.code)" } ?? "storage failed"

@@ -93,10 +93,22 @@ public final class TokenEndpointClient: TokenEndpoint {
         return (answer.status, answer.body)
     }
 
+    /// One POST of a JSON body with `headers` (whole lines: a webhook's signature), under the
+    /// same rules.
+    public func postJSON(_ url: TokenEndpointURL, body: [UInt8], headers: [String]) throws(TokenExchangeFailure)
+        -> (status: Int, body: [UInt8])
+    {
+        let answer = try transfer(
+            url, body: SecretBytes(body, lockedInMemory: false), authorization: nil, caPEM: nil, what: "the webhook receiver",
+            contentType: "application/json", headers: headers)
+        return (answer.status, answer.body)
+    }
+
     /// A POST of `body` (a GET without), as the type's comment says; `what` names the far end in
     /// failures.
     private func transfer(
-        _ endpoint: TokenEndpointURL, body: SecretBytes?, authorization: SecretBytes?, caPEM: String?, what: String
+        _ endpoint: TokenEndpointURL, body: SecretBytes?, authorization: SecretBytes?, caPEM: String?, what: String,
+        contentType: String = "application/x-www-form-urlencoded", headers extraHeaders: [String] = []
     ) throws(TokenExchangeFailure) -> (status: Int, body: [UInt8], retryAfter: String?) {
         _ = CurlGlobal.initialised
         // The host and port as libcurl itself reads the URL: what it connects to is what is checked.
@@ -118,8 +130,9 @@ public final class TokenEndpointClient: TokenEndpoint {
         if host.lowercased() == "localhost" {
             pinned = curl_slist_append(nil, "\(host):\(port):127.0.0.1,[::1]")
         }
-        if body != nil { headers = curl_slist_append(headers, "Content-Type: application/x-www-form-urlencoded") }
+        if body != nil { headers = curl_slist_append(headers, "Content-Type: \(contentType)") }
         headers = curl_slist_append(headers, "Accept: application/json")
+        for line in extraHeaders { headers = curl_slist_append(headers, line) }
         if let authorization {
             // libcurl copies the line; the copy is freed with the list (it cannot be wiped there).
             authorization.withUnsafeBytes { raw in

@@ -79,13 +79,16 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                 + (state.lastError.map { " (\($0))" } ?? ""))
     }
 
+    /// Stored only over the setting and tokens it read (as an exchange's outcome is), so that of
+    /// two PUTs at once one moves the state and fires `recovered`; the other finds it `ok`.
     public func tokensSaved(_ naming: TokenNaming, group: String) throws {
         let key = RefreshKey(service: naming.service, user: naming.user, group: group)
-        guard var record = try store.record(key), record.state.condition != .ok || record.state.failures > 0 else {
+        guard let start = try store.start(key), start.record.state.condition != .ok || start.record.state.failures > 0 else {
             return
         }
+        var record = start.record
         record.state = RefreshState(condition: .ok, lastRefreshAt: record.state.lastRefreshAt)
-        try store.save(record)
+        _ = try store.save(record, startedFrom: start, recording: Self.events(key, from: start.record.state, to: record.state, at: clock()))
     }
 
     public func refreshBefore(_ naming: TokenNaming, group: String) throws -> Int? {
@@ -293,7 +296,10 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
             record.state = RefreshState(
                 condition: .ok, lastRefreshAt: finished.truncatedToMilliseconds,
                 nextRefreshAt: expiresAt?.addingTimeInterval(-Double(record.setting.refreshBefore)))
-            outcome = try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start) ? .refreshed : .discarded
+            let events = Self.events(key, from: start.record.state, to: record.state, at: finished)
+            outcome =
+                try store.store(grant, expiresAt: expiresAt, record: record, startedFrom: start, recording: events)
+                ? .refreshed : .discarded
         } catch let failure as TokenExchangeFailure {
             if followed < LostRotation.followLimit, try LostRotation.refusedReplacedToken(failure, from: start, in: store) {
                 metrics.record(.discarded, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
@@ -315,10 +321,17 @@ public final class TokenRefresher: TokenRefreshing, Sendable {
                     ?? finished.addingTimeInterval(backoff.delay(afterFailures: record.state.failures)).truncatedToMilliseconds
                 outcome = .failed
             }
-            if try !store.save(record, startedFrom: start) { outcome = .discarded }
+            let events = Self.events(key, from: start.record.state, to: record.state, at: finished)
+            if try !store.save(record, startedFrom: start, recording: events) { outcome = .discarded }
         }
         metrics.record(outcome, nanoseconds: DispatchTime.now().uptimeNanoseconds - started)
         report(key, outcome, outcome == .discarded ? try store.record(key)?.state : record.state)
+    }
+
+    /// The webhook event a move between states fires, stored with the new state (docs/api.md,
+    /// "Webhooks": on transitions, never per retry).
+    static func events(_ key: RefreshKey, from old: RefreshState, to new: RefreshState, at now: Date) -> [WebhookEvent] {
+        WebhookEvent.transition(of: key, from: old, to: new, at: now).map { [$0] } ?? []
     }
 
     /// What `lastError` says: the provider's code and description; for a refused refresh token,

@@ -320,4 +320,38 @@ extension Migrations {
             PRIMARY KEY (token_endpoint, client_id)
         ) STRICT, WITHOUT ROWID;
         """#
+
+    /// Migration 10: webhooks (`WebhookTable`) and their outbox. `webhooks` holds one row per
+    /// webhook: its URL, the event kinds it subscribes to (comma-separated) and its signing key
+    /// sealed (bound to the table and name). `webhook_deliveries` holds each event still to be
+    /// delivered to each subscribed webhook, written in the transaction that records the change
+    /// it tells of: its `webhook-id`, the event's fields (never a secret), the attempts so far and
+    /// when the next is due (milliseconds since 1970, as everywhere). A webhook's deliveries are
+    /// removed with it by the store (no foreign keys on SQLite).
+    static let version10 = #"""
+        CREATE TABLE webhooks (
+            name TEXT PRIMARY KEY,
+            url TEXT NOT NULL,
+            events TEXT NOT NULL,
+            secret BLOB NOT NULL,
+            created_time INTEGER NOT NULL,
+            updated_time INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        CREATE TABLE webhook_deliveries (
+            id TEXT PRIMARY KEY,
+            webhook TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            access_group TEXT NOT NULL,
+            service TEXT NOT NULL,
+            user_name TEXT,
+            connect_id TEXT,
+            refresh_state TEXT,
+            error TEXT,
+            at INTEGER NOT NULL,
+            attempts INTEGER NOT NULL,
+            next_attempt INTEGER NOT NULL
+        ) STRICT, WITHOUT ROWID;
+        CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt);
+        CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook);
+        """#
 }

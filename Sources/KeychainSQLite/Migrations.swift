@@ -13,6 +13,7 @@ enum Migrations {
         (7, version7),
         (8, version8),
         (9, version9),
+        (10, version10),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

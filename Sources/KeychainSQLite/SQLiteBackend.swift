@@ -28,6 +28,7 @@ package final class SQLiteBackend: VaultBackend {
     package var loginRoles: any LoginRoleStore { loginRoleStore }
     package var providers: any ProviderStore { providerStore }
     package var connectSessions: any ConnectSessionStore { connectSessionStore }
+    package var webhooks: any WebhookStore { itemStore }
     package func clusterID() throws -> String {
         guard let id = try pool.read({ db in try db.scalarText("SELECT cluster_id FROM vault_identity WHERE id = 1") }) else {
             throw KeychainError.io("the database has no cluster id (vault_identity is empty)")

@@ -3,20 +3,22 @@ import KeychainStore
 
 extension SQLiteItemStore: ReencryptingStore {
     /// How many stored secrets (items', the KV tables' sealed values, the providers' client
-    /// secrets and connect sessions' verifiers) are sealed under a term older than `term`. Needs no key.
+    /// secrets, connect sessions' verifiers and webhooks' keys) are sealed under a term older than
+    /// `term`. Needs no key.
     package func countSecrets(olderThan term: UInt32) throws -> Int {
         try StoreErrors.map {
             try pool.read { db in
                 try ItemTable.countSecrets(olderThan: term, on: db) + KVTable.countSealed(olderThan: term, on: db)
                     + SQLiteProviderStore.countSealed(olderThan: term, on: db)
                     + SQLiteConnectSessionStore.countSealed(olderThan: term, on: db)
+                    + WebhookTable.countSealed(olderThan: term, on: db)
             }
         }
     }
 
     /// Re-seals up to `limit` secrets sealed under a term older than `term` with the current
     /// term, in one transaction: items' in `seq` order after `afterSeq`, then, once they are
-    /// done, the KV tables' values, the providers' client secrets, then connect sessions' verifiers. Returns the last item `seq` visited (`afterSeq` when none)
+    /// done, the KV tables' values, the providers' client secrets, connect sessions' verifiers, then webhooks' keys. Returns the last item `seq` visited (`afterSeq` when none)
     /// and how many were re-sealed, or nil when none is left.
     package func reencryptBatch(olderThan term: UInt32, after afterSeq: Int64, limit: Int) throws -> (lastSeq: Int64, count: Int)? {
         try StoreErrors.map { try keyring.withKeys {
@@ -46,7 +48,15 @@ extension SQLiteItemStore: ReencryptingStore {
                     }
                     let verifiers = try SQLiteConnectSessionStore.reseal(
                         olderThan: term, limit: limit - done - clientSecrets.count, keyring: keyring, on: db)
-                    let count = done + clientSecrets.count + verifiers
+                    let resealed = done + clientSecrets.count + verifiers
+                    let keys = resealed < limit
+                        ? try WebhookTable.sealed(olderThan: term, limit: limit - resealed, on: db) : []
+                    for key in keys {
+                        let plaintext = try keyring.open(key.box, binding: .webhookSecret(key.name))
+                        try WebhookTable.replaceSecret(
+                            of: key.name, with: keyring.seal(plaintext, binding: .webhookSecret(key.name), on: db), on: db)
+                    }
+                    let count = resealed + keys.count
                     guard count > 0 else { return nil }
                     return (secrets.last?.seq ?? afterSeq, count)
                 }
@@ -70,6 +80,7 @@ extension SQLiteItemStore: ReencryptingStore {
                     where try !ItemTable.hasSecrets(underTerm: candidate, on: db) && !KVTable.hasSealed(underTerm: candidate, on: db)
                         && !SQLiteProviderStore.hasSealed(underTerm: candidate, on: db)
                         && !SQLiteConnectSessionStore.hasSealed(underTerm: candidate, on: db)
+                        && !WebhookTable.hasSealed(underTerm: candidate, on: db)
                     {
                         try KeyringTable.deleteTerm(candidate, on: db)
                         retired.append(candidate)

@@ -185,6 +185,12 @@ final class SQLiteItemTransaction: ItemOperations {
         try KVTable.version(number, of: key, on: db).map { try keyring.openKVVersion($0.version, sealedData: $0.sealedData, of: key) }
     }
 
+    // MARK: Webhooks
+
+    func recordWebhookEvent(_ event: WebhookEvent) throws {
+        try run { try WebhookTable.enqueue(event, on: db) }
+    }
+
     private func run<T>(_ operation: () throws -> T) throws(KeychainError) -> T { try doom.run(operation) }
 
     /// Lists a row written in this transaction (again, if it was unlisted earlier in it).

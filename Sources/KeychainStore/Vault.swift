@@ -51,6 +51,7 @@ public final class Vault: VaultAdministration {
     public var providers: any ProviderStore { backend.providers }
     /// The connect flow's sessions, shared by every node.
     public var connectSessions: any ConnectSessionStore { backend.connectSessions }
+    public var webhooks: any WebhookStore { backend.webhooks }
     public var tokenIssuer: any ClientTokenIssuer { OpenSSLClientTokenIssuer() }
     /// The item writes' group commit since start (metrics; none on PostgreSQL, which shares WAL
     /// flushes itself).

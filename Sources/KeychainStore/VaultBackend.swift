@@ -10,6 +10,8 @@ package protocol VaultBackend: Sendable {
     var loginRoles: any LoginRoleStore { get }
     var providers: any ProviderStore { get }
     var connectSessions: any ConnectSessionStore { get }
+    /// Webhooks and their outbox, kept by the item store, whose transactions enqueue deliveries.
+    var webhooks: any WebhookStore { get }
     var keyringStorage: any KeyringStorage { get }
     /// The item writes' group commit since start (metrics; empty where the database shares
     /// WAL flushes itself).

@@ -1,5 +1,6 @@
-import Foundation
+public import Foundation
 public import KeychainCore
+import KeychainStore
 import Synchronization
 
 /// An `ItemStore` in memory, for tests of the service layer and as the reference the conformance
@@ -87,6 +88,8 @@ public final class InMemoryItemStore: ItemStore {
 
         func kvPaths(in group: String, prefix: String) throws -> [String] { try run { rows.kv.paths(in: group, prefix: prefix) } }
 
+        func recordWebhookEvent(_ event: WebhookEvent) throws { try run { rows.webhooks.enqueue(event) } }
+
         private func run<T>(_ operation: () throws -> T) throws -> T {
             if let failure { throw failure }
             do {
@@ -110,6 +113,7 @@ private struct Rows {
     var rows: [Row] = []
     var nextSequence: Int64 = 1
     var kv = KVSecrets()
+    var webhooks = Webhooks()
 
     mutating func add(_ items: [Item]) throws {
         var keys = Set(rows.map { PrimaryKey($0.item) })
@@ -246,5 +250,76 @@ private struct KVSecrets {
         let group = Array(group.utf8), prefix = Array(prefix.utf8)
         return secrets.keys.filter { $0.group == group && $0.path.starts(with: prefix) }.map(\.path)
             .sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// Webhooks in memory, kept with the rows so that a transaction's deliveries commit with it.
+extension InMemoryItemStore: WebhookStore {
+    public func putWebhook(_ webhook: Webhook, secret: SecretBytes, replacingSecret: Bool) throws
+        -> (stored: Webhook, secretStored: Bool)
+    {
+        state.withLock { state in
+            let existing = state.webhooks.hooks[webhook.name]
+            var stored = webhook
+            stored.createdAt = existing?.webhook.createdAt ?? webhook.createdAt
+            let storesSecret = replacingSecret || existing == nil
+            state.webhooks.hooks[webhook.name] = (stored, storesSecret ? secret : existing!.key)
+            return (stored, storesSecret)
+        }
+    }
+
+    public func webhook(named name: String) throws -> Webhook? { state.withLock { $0.webhooks.hooks[name]?.webhook } }
+
+    public func webhooks() throws -> [Webhook] {
+        state.withLock { $0.webhooks.hooks.values.map(\.webhook).sorted { $0.name < $1.name } }
+    }
+
+    public func removeWebhook(named name: String) throws -> Bool {
+        state.withLock { state in
+            state.webhooks.pending = state.webhooks.pending.filter { $0.delivery.webhook != name }
+            return state.webhooks.hooks.removeValue(forKey: name) != nil
+        }
+    }
+
+    public func claimDeliveries(at now: Date, lease: TimeInterval, limit: Int) throws -> [ClaimedDelivery] {
+        state.withLock { state in
+            let due = state.webhooks.pending.indices.filter { state.webhooks.pending[$0].nextAttempt <= now }
+                .sorted { state.webhooks.pending[$0].nextAttempt < state.webhooks.pending[$1].nextAttempt }.prefix(limit)
+            return due.compactMap { index in
+                state.webhooks.pending[index].delivery.attempts += 1
+                state.webhooks.pending[index].nextAttempt = now.addingTimeInterval(lease)
+                let delivery = state.webhooks.pending[index].delivery
+                guard let hook = state.webhooks.hooks[delivery.webhook] else { return nil }
+                return ClaimedDelivery(delivery: delivery, url: hook.webhook.url, signer: HMACWebhookSigner(key: hook.key))
+            }
+        }
+    }
+
+    public func settleDelivery(_ id: String, retryAt: Date?) throws {
+        state.withLock { state in
+            guard let index = state.webhooks.pending.firstIndex(where: { $0.delivery.id == id }) else { return }
+            if let retryAt {
+                state.webhooks.pending[index].nextAttempt = retryAt
+            } else {
+                state.webhooks.pending.remove(at: index)
+            }
+        }
+    }
+
+    public func pendingDeliveries() throws -> [WebhookDelivery] {
+        state.withLock { $0.webhooks.pending.map(\.delivery).sorted { ($0.event.at, $0.id) < ($1.event.at, $1.id) } }
+    }
+}
+
+/// The webhooks with their keys, and the outbox.
+private struct Webhooks {
+    var hooks: [String: (webhook: Webhook, key: SecretBytes)] = [:]
+    var pending: [(delivery: WebhookDelivery, nextAttempt: Date)] = []
+
+    mutating func enqueue(_ event: WebhookEvent) {
+        for hook in hooks.values.sorted(by: { $0.webhook.name < $1.webhook.name }) where hook.webhook.events.contains(event.kind) {
+            pending.append(
+                (WebhookDelivery(id: WebhookDelivery.newID(), webhook: hook.webhook.name, event: event, attempts: 0), event.at))
+        }
     }
 }

@@ -76,6 +76,10 @@ package struct ReencryptionConformance: Sendable {
             try vault.items.add((start..<start + 90).map { Self.item(account: "a\($0)", secret: "s\($0)") })
         }
         try vault.providers.save(ProviderStoreConformance.provider("crm", secret: "provider-secret"))
+        // A webhook's key is a secret too.
+        let webhookKey = WebhookSecret.generate()
+        _ = try vault.webhooks.putWebhook(
+            WebhookStoreConformance.webhook("ops", [.recovered]), secret: webhookKey, replacingSecret: false)
         #expect(try vault.rotate(reencrypt: false) == 2)
         try vault.items.add([Self.item(account: "after", secret: "new")])
         // A connect session's verifier is a sealed value like the others.
@@ -83,8 +87,8 @@ package struct ReencryptionConformance: Sendable {
         try vault.connectSessions.create(session)
         #expect(try vault.rotate(reencrypt: true) == 3)
         let progress = Self.waitForReencryption(vault)
-        // The items' secrets, the provider's client secret and the session's verifier.
-        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 453, done: 453))
+        // The items' secrets, the provider's client secret, the webhook's key and the session's verifier.
+        #expect(progress == ReencryptionProgress(state: .finished, targetTerm: 3, total: 454, done: 454))
         #expect(vault.status.reencryption?.fraction == 1)
         let store = try #require(vault.items as? any ReencryptingStore)
         #expect(try store.countSecrets(olderThan: 3) == 0)
@@ -104,6 +108,9 @@ package struct ReencryptionConformance: Sendable {
         #expect(try Self.secrets(other) == expected)
         #expect(try other.providers.provider(named: "crm")?.clientSecret?.utf8String() == "provider-secret")
         #expect(try other.connectSessions.session(id: "reencrypted")?.verifier == session.verifier)
+        try other.items.recordWebhookEvent(WebhookStoreConformance.event(.recovered))
+        let claimed = try other.webhooks.claimDeliveries(at: WebhookStoreConformance.time, lease: 30, limit: 1)
+        #expect(claimed.first.map { WebhookStoreConformance.signs($0, with: webhookKey) } == true)
     }
 
     /// A term that still seals a secret is kept (re-encryption interrupted, or not asked for).

@@ -28,6 +28,8 @@ public final class KeychaindApp: Sendable {
     /// The connect flow's waits on this node (on PostgreSQL, their poll thread runs between
     /// `start` and `stop`).
     public let connectWaiters: ConnectWaiters
+    /// Delivers webhook events; started and stopped with the server.
+    public let webhooks: WebhookDeliverer
     /// The responder: requests go straight into `respond(to:)` in process, or through `start`'s server.
     public let application: KeychainApplication
     private let logger: Logger
@@ -53,9 +55,10 @@ public final class KeychaindApp: Sendable {
         observe = try Observe.make(configuration, vault: vault, logger: logger)
         refresher = Wiring.refresher(vault: vault, configuration: configuration, logger: logger, auditor: observe.auditor)
         connectWaiters = Wiring.connectWaiters(vault: vault, configuration: configuration, logger: logger)
+        webhooks = Wiring.webhookDeliverer(vault: vault, configuration: configuration, logger: logger)
         application = Wiring.application(
             vault: vault, logger: logger, requestLog: requestLog, observe: observe, configuration: configuration,
-            refresher: refresher, connectWaiters: connectWaiters)
+            refresher: refresher, connectWaiters: connectWaiters, deliverer: webhooks)
     }
 
     /// The vault `serve` runs over: the data directory's SQLite database (initialising the
@@ -101,6 +104,7 @@ public final class KeychaindApp: Sendable {
             refresher.start()
             background = refresher
         }
+        webhooks.start()
         let purger = TokenPurger(clients: vault.clients, connectSessions: vault.connectSessions, logger: logger)
         purger.start()
         // One node ends every session itself and wakes their waiters; several must look.
@@ -119,6 +123,7 @@ public final class KeychaindApp: Sendable {
             return running
         }
         stopped?.background?.stop()
+        if stopped != nil { webhooks.stop() }
         stopped?.purger.stop()
         connectWaiters.stop()
         stopped?.server.stop()

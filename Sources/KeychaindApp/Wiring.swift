@@ -20,7 +20,7 @@ public enum Wiring {
     public static func application(
         vault: Vault, logger: Logger, requestLog: (any PreformattedLog)? = nil, observe: Observe? = nil,
         configuration: ServerConfiguration = ServerConfiguration(), refresher: TokenRefresher? = nil,
-        connectWaiters: ConnectWaiters? = nil
+        connectWaiters: ConnectWaiters? = nil, deliverer: WebhookDeliverer? = nil
     ) -> KeychainApplication {
         let service = KeychainService(
             store: vault.items, certificateParser: X509CertificateParser(), cursors: pageCursors(vault),
@@ -47,12 +47,14 @@ public enum Wiring {
             flow: connectFlow(
                 vault: vault, configuration: configuration, logger: logger,
                 waiters: connectWaiters ?? Self.connectWaiters(vault: vault, configuration: configuration, logger: logger)))
+        router.addWebhookRoutes(webhooks: vault.webhooks)
         let limiter = authFailureLimiter(configuration)
         let unauthenticatedLines = unauthenticatedAuditLines(configuration)
         if let observe {
             var sources = observe.sources(
                 vault: vault, isLocked: { vault.isLocked }, lastBackup: { vault.status.lastBackup },
                 refresh: refreshStatistics(refresher))
+            if let deliverer { sources.webhooks = { deliverer.statistics() } }
             if let limiter { sources.authThrottled = { limiter.throttledFailures } }
             if let unauthenticatedLines { sources.auditUnauthenticatedSkipped = { unauthenticatedLines.refusals } }
             sources.logins = { login.metrics.snapshot().map { ($0.role, $0.outcome.rawValue, $0.count) } }
@@ -189,6 +191,33 @@ public enum Wiring {
             logger.log(level: level, "token refresh", metadata: metadata, source: logSource)
             auditor?.recordRefresh(key, outcome: outcome, state: state?.condition)
         })
+    }
+
+    /// Webhook delivery (`webhooks.retrySeconds`), through the token endpoints' libcurl client
+    /// and its rules (`refresh.caFile`, https verified, plain http to loopback only). Each
+    /// attempt's outcome is logged with the webhook's name and the delivery's id (never the URL,
+    /// the key or the body).
+    public static func webhookDeliverer(vault: Vault, configuration: ServerConfiguration, logger: Logger) -> WebhookDeliverer {
+        let outbound = OutboundHTTPSettings(
+            timeoutMilliseconds: configuration.refreshTimeoutSeconds * 1000,
+            caFile: configuration.refreshCAFile.isEmpty ? nil : configuration.refreshCAFile)
+        return WebhookDeliverer(
+            store: vault.webhooks, client: TokenEndpointClient(settings: outbound),
+            retryFor: TimeInterval(configuration.webhookRetrySeconds),
+            report: { delivery, outcome, failure in
+                var metadata: Logger.Metadata = [
+                    "webhook": "\(delivery.webhook)", "webhookId": "\(delivery.id)", "type": "\(delivery.event.kind.rawValue)",
+                    "attempt": "\(delivery.attempts)", "outcome": "\(outcome.rawValue)",
+                ]
+                if let failure { metadata["reason"] = "\(failure)" }
+                let level: Logger.Level =
+                    switch outcome {
+                    case .delivered: .info
+                    case .retried: .warning
+                    case .givenUp: .error
+                    }
+                logger.log(level: level, "webhook delivery", metadata: metadata, source: logSource)
+            })
     }
 
     private static func refreshStatistics(_ refresher: TokenRefresher?) -> (@Sendable () -> RefreshStatistics)? {

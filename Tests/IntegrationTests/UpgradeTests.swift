@@ -55,12 +55,12 @@ struct UpgradeTests {
         let database = server.dataDir.appendingPathComponent("keychain.db").path
         let latest = try sqlite(database, "PRAGMA user_version")
         // Schema 3 as it shipped: no attribute bytes, tokens in `clients` (before migration 5), no
-        // KV tables nor vault identity (before migration 6), no providers, connect sessions
-        // or provider holds (before migrations 7, 8 and 9).
+        // KV tables nor vault identity (before migration 6), no providers, connect sessions,
+        // provider holds or webhooks (before migrations 7 to 10).
         try sqlite(
             database,
             """
-            DROP TABLE connect_sessions; DROP TABLE provider_holds;
+            DROP TABLE connect_sessions; DROP TABLE provider_holds; DROP TABLE webhook_deliveries; DROP TABLE webhooks;
             DROP TABLE kv_versions; DROP TABLE kv_secrets; DROP TABLE vault_identity;
             DROP TABLE login_roles;
             DROP TABLE oauth_providers;

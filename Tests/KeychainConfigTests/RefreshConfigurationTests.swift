@@ -30,6 +30,18 @@ struct RefreshConfigurationTests {
         #expect(fromEnvironment.refreshConcurrency == 16)
     }
 
+    @Test func webhookRetrySeconds() throws {
+        #expect(ServerConfiguration().webhookRetrySeconds == 86_400)
+        let loaded = try ConfigurationLoader.load(fileText: "[webhooks]\nretrySeconds = 600", environment: [:], flags: [:])
+        #expect(loaded.webhookRetrySeconds == 600)
+        let fromEnvironment = try ConfigurationLoader.load(
+            fileText: nil, environment: ["KEYCHAIND_WEBHOOKS_RETRY_SECONDS": "30"], flags: [:])
+        #expect(fromEnvironment.webhookRetrySeconds == 30)
+        #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader.load(fileText: "[webhooks]\nretrySeconds = -1", environment: [:], flags: [:])
+        }
+    }
+
     @Test func aConcurrencyBelowOneIsRefused() {
         #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader.load(fileText: "[refresh]\nconcurrency = 0", environment: [:], flags: [:])

@@ -20,6 +20,7 @@ import Testing
         7: "1c42305c2bf9ceafe7d077df6201c709c6a112dc917c6e2e70bf09cbaaf96c7f",
         8: "57bf6c3cbc3321409b512dfccf8f7cd8288515f0c7d20502819f81c67456bc94",
         9: "deaa68095df1e455ae965bc6fa80be60625c0eba8db6d43773c0dc4005cc492e",
+        10: "d03bd19ea81d1843011c4647a7d442331bb9ebd63e93bad9eae02f86cb5942e8",
     ]
 
     static let postgresql: [Int64: String] = [
@@ -33,6 +34,7 @@ import Testing
         8: "ce5b38dd2dde6cd705b92764184fb5d52d326da5f6080d54ee7d2177cf5a88f0",
         9: "08d33fa1a7349a8f4df1436056298313c0aeef4602bdc314e5178cf9097ce176",
         10: "684d5a1dd3a734e0a8b1a68869b6ecf0730808476b16dd20046974bd610dd324",
+        11: "2d4f94b689bc3d9a143bc33cb25884687a72467841f3605a972a96f59968ed40",
     ]
 
     @Test func sqliteMigrationsAreAsShipped() {

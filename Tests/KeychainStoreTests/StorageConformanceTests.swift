@@ -69,6 +69,10 @@ struct InMemoryConformanceTests {
     @Test func connectSessionStore() throws {
         try ConnectSessionStoreConformance { (InMemoryConnectSessionStore(), nil, nil) }.run()
     }
+
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance { (InMemoryItemStore(), nil) }.run()
+    }
 }
 
 @Suite("Conformance: SQLite")
@@ -100,6 +104,15 @@ struct SQLiteConformanceTests {
         try ConnectSessionStoreConformance {
             let fixture = try VaultFixture()
             return (fixture.vault.connectSessions, nil, fixture)
+        }.run()
+    }
+
+    /// The store of a vault on file, as the server uses it.
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance {
+            let fixture = try VaultFixture()
+            let store = try #require(fixture.vault.webhooks as? SQLiteItemStore)
+            return (store, fixture)
         }.run()
     }
 
@@ -250,6 +263,10 @@ struct PostgreSQLConformanceTests {
             }
             return (node(), node(), nil)
         }.run()
+    }
+
+    @Test func webhookStore() throws {
+        try WebhookStoreConformance { (try PGTestDatabase().itemStore(), nil) }.run()
     }
 
     /// `PGKeyringStorage`, shared by the nodes (encryptions reserved in blocks).

@@ -76,10 +76,11 @@ public final class RefreshSettingStore: Sendable {
         return found
     }
 
-    /// Stores (or replaces) a setting with a state.
-    public func save(_ record: RefreshRecord) throws {
+    /// Stores (or replaces) a setting with a state, and records `events` for webhooks with it.
+    public func save(_ record: RefreshRecord, recording events: [WebhookEvent] = []) throws {
         _ = try tokens.items.replace(
-            deleting: [Self.query(record.key)], adding: [item(record)], client: Self.keeper(record.key.group))
+            deleting: [Self.query(record.key)], adding: [item(record)], client: Self.keeper(record.key.group),
+            recording: events)
     }
 
     /// Removes the setting; the tokens stay. Returns how many were removed.
@@ -117,10 +118,12 @@ public final class RefreshSettingStore: Sendable {
     /// Stores an exchange's tokens and the record's new state in one transaction: the new access
     /// token with its expiry, the rotated refresh token when there is one (the old one stays
     /// otherwise), and the record; only if the exchange's `start` is still what is stored
-    /// (`isCurrent`). False when it is not: nothing was stored.
-    public func store(_ grant: TokenGrant, expiresAt: Date?, record: RefreshRecord, startedFrom start: ExchangeStart)
-        throws -> Bool
-    {
+    /// (`isCurrent`). False when it is not: nothing was stored. `events` are recorded for webhooks
+    /// in the same transaction.
+    public func store(
+        _ grant: TokenGrant, expiresAt: Date?, record: RefreshRecord, startedFrom start: ExchangeStart,
+        recording events: [WebhookEvent] = []
+    ) throws -> Bool {
         let naming = record.key.naming
         let keeper = Self.keeper(record.key.group)
         let metadata = TokenMetadata(
@@ -133,16 +136,19 @@ public final class RefreshSettingStore: Sendable {
             adding.append(tokens.newItem(naming, .refreshToken, refreshToken, metadata: nil))
         }
         return try tokens.items.replace(
-            deleting: deleting, adding: adding, client: keeper, provided: { stored in try isCurrent(start, stored) }) != nil
+            deleting: deleting, adding: adding, client: keeper, recording: events,
+            provided: { stored in try isCurrent(start, stored) }) != nil
     }
 
     /// Stores the record's new state (an exchange's failure, a new `nextRefreshAt`) only if the
     /// exchange's `start` is still what is stored; false when it is not: nothing was stored (a
-    /// setting removed meanwhile is not brought back).
-    public func save(_ record: RefreshRecord, startedFrom start: ExchangeStart) throws -> Bool {
+    /// setting removed meanwhile is not brought back). `events` are recorded for webhooks with it.
+    public func save(_ record: RefreshRecord, startedFrom start: ExchangeStart, recording events: [WebhookEvent] = [])
+        throws -> Bool
+    {
         try tokens.items.replace(
             deleting: [Self.query(record.key)], adding: [item(record)], client: Self.keeper(record.key.group),
-            provided: { stored in try isCurrent(start, stored) }) != nil
+            recording: events, provided: { stored in try isCurrent(start, stored) }) != nil
     }
 
     /// Whether what an exchange started from is still stored: the same setting item (every save

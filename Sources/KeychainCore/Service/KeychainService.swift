@@ -112,10 +112,12 @@ public final class KeychainService: Sendable {
     /// error here) and the added items as stored. This is the token routes' write: it replaces or
     /// removes a refresh token keychaind keeps for a client too, which no other operation shows
     /// or lets it change (`KeptRefreshTokens`).
-    public func replace(deleting queries: [ItemQuery], adding requests: [NewItem], client: Client) throws
-        -> (deleted: Int, added: [FoundItem])
-    {
-        guard let replaced = try replace(deleting: queries, adding: requests, client: client, provided: { _ in true })
+    public func replace(
+        deleting queries: [ItemQuery], adding requests: [NewItem], client: Client, recording events: [WebhookEvent] = []
+    ) throws -> (deleted: Int, added: [FoundItem]) {
+        guard
+            let replaced = try replace(
+                deleting: queries, adding: requests, client: client, recording: events, provided: { _ in true })
         else { preconditionFailure("a replace that holds no condition always happens") }
         return replaced
     }
@@ -125,9 +127,9 @@ public final class KeychainService: Sendable {
     /// exchange of tokens that took seconds) and must not overwrite what was stored meanwhile.
     /// `condition` is given a lookup of the first item a query finds within the client's groups
     /// (nil: none), read with what the query's return kinds name. Nil when it did not hold:
-    /// then nothing changed.
+    /// then nothing changed. `events` are recorded for webhooks in the same transaction.
     public func replace(
-        deleting queries: [ItemQuery], adding requests: [NewItem], client: Client,
+        deleting queries: [ItemQuery], adding requests: [NewItem], client: Client, recording events: [WebhookEvent] = [],
         provided condition: (_ stored: (ItemQuery) throws -> Item?) throws -> Bool
     ) throws -> (deleted: Int, added: [FoundItem])? {
         var filters: [ItemFilter] = []
@@ -167,6 +169,7 @@ public final class KeychainService: Sendable {
             var deleted = 0
             for filter in filters { deleted += try transaction.delete(filter) }
             try transaction.add(items)
+            for event in events { try transaction.recordWebhookEvent(event) }
             return deleted
         }
         return deleted.map { ($0, items.map(FoundItem.init(item:))) }

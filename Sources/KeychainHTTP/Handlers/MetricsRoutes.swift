@@ -28,6 +28,8 @@ public struct MetricsSources: Sendable {
     public var commits: (@Sendable () -> CommitStatistics)?
     /// Server-side token refresh: exchanges, their latency, settings per state.
     public var refresh: (@Sendable () -> RefreshStatistics)?
+    /// Webhook delivery attempts by outcome.
+    public var webhooks: (@Sendable () -> WebhookStatistics)?
     /// PostgreSQL: connections open and in use, statement latency, connection failures.
     public var database: (@Sendable () -> DatabaseStatistics)?
     public var clock: @Sendable () -> Date
@@ -97,6 +99,7 @@ extension Router {
             }
             if let commits = sources.commits?() { text.commits(commits) }
             if let refresh = sources.refresh?() { text.refresh(refresh) }
+            if let webhooks = sources.webhooks?() { text.webhooks(webhooks) }
             if let database = sources.database?() { text.database(database) }
             if let failures = sources.auditWriteFailures {
                 text.family("keychaind_audit_write_failures_total", type: "counter", help: "Audit log lines that could not be written.")
@@ -180,6 +183,16 @@ extension PrometheusText {
                 "keychaind_cluster_oldest_release", type: "gauge",
                 help: "The oldest release among the nodes whose heartbeat is recent (always 1; the release is the label).")
             sample("keychaind_cluster_oldest_release", labels: [("release", release)], UInt64(1))
+        }
+    }
+
+    /// `keychaind_webhook_deliveries_total{outcome}`: delivery attempts by outcome.
+    mutating func webhooks(_ statistics: WebhookStatistics) {
+        family(
+            "keychaind_webhook_deliveries_total", type: "counter",
+            help: "Webhook delivery attempts, by outcome (delivered, retried, given_up).")
+        for outcome in WebhookStatistics.Outcome.allCases {
+            sample("keychaind_webhook_deliveries_total", labels: [("outcome", outcome.rawValue)], statistics.attempts[outcome] ?? 0)
         }
     }
 

@@ -12,6 +12,8 @@ package enum SealBinding: Equatable {
     case providerClientSecret(provider: String)
     /// A connect session's PKCE verifier, bound to its `connectId`.
     case connectVerifier(connectId: String)
+    /// A webhook's signing key, bound to its name.
+    case webhookSecret(String)
 
     package init(itemClass: ItemClass, persistentRef: PersistentRef, accessGroup: String) {
         self = .item(itemClass, persistentRef, accessGroup: accessGroup)
@@ -25,6 +27,7 @@ package enum SealBinding: Equatable {
         case .kvCustomMetadata: "keychaind.kv_secrets"
         case .providerClientSecret: "keychaind.oauth_providers"
         case .connectVerifier: "keychaind.connect_sessions"
+        case .webhookSecret: "keychaind.webhooks"
         }
     }
 
@@ -36,6 +39,7 @@ package enum SealBinding: Equatable {
         case .kvCustomMetadata(let key): ["kvSecret": key.description, "customMetadata": "true"]
         case .providerClientSecret(let name): ["provider": name, "clientSecret": "true"]
         case .connectVerifier(let id): ["connectId": id]
+        case .webhookSecret(let name): ["webhook": name]
         }
     }
 }
@@ -48,9 +52,9 @@ package enum SealBinding: Equatable {
 /// its group, path and number (decimal); for KV custom metadata `"keychaind.kv_secrets"`, then
 /// its group and path; for a provider's client secret `"keychaind.oauth_providers"`, then its
 /// name and `client_secret` (the column); for a connect session's verifier
-/// `"keychaind.connect_sessions"`, then its `connectId` and `"verifier"`. Each variable field is
-/// prefixed with its UInt32 big-endian length, so no
-/// two bindings share an encoding.
+/// `"keychaind.connect_sessions"`, then its `connectId` and `"verifier"`; for a webhook's key
+/// `"keychaind.webhooks"`, then its name and an empty field. Each variable field is prefixed with
+/// its UInt32 big-endian length, so no two bindings share an encoding.
 package enum SealedBox {
     static let version: UInt8 = 1
     static let headerSize = 1 + 4 + AESGCM.nonceSize
@@ -75,6 +79,8 @@ package enum SealedBox {
             return try withAAD(label: binding.label, version: version, term: term, name.utf8, "client_secret".utf8, nil, body)
         case .connectVerifier(let id):
             return try withAAD(label: binding.label, version: version, term: term, id.utf8, "verifier".utf8, nil, body)
+        case .webhookSecret(let name):
+            return try withAAD(label: binding.label, version: version, term: term, name.utf8, "".utf8, nil, body)
         }
     }
 

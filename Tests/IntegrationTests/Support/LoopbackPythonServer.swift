@@ -1,13 +1,15 @@
 import Foundation
 import KeychaindTesting
 
-/// Starts one of the tests' Python servers (beside this file) with Debian's python3, whose first
-/// line of output is `listening PORT`, and returns that port; a server that says anything else
-/// is stopped and the start fails with what it said.
+/// Starts one of the tests' Python servers (beside this file) with Debian's python3 (or
+/// `python`), whose first line of output is `listening PORT`, and returns that port; a server
+/// that says anything else is stopped and the start fails with what it said.
 enum LoopbackPythonServer {
-    static func start(_ process: Process, script name: String, arguments: [String]) throws -> Int {
+    static func start(_ process: Process, script name: String, arguments: [String], python: String = "/usr/bin/python3")
+        throws -> Int
+    {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(name)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.executableURL = URL(fileURLWithPath: python)
         process.arguments = [script.path] + arguments
         let output = Pipe()
         process.standardOutput = output
