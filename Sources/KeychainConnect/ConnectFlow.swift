@@ -38,15 +38,11 @@ public final class ConnectFlow: Sendable {
     private let endpoint: TokenEndpointClient
     private let clock: @Sendable () -> Date
     private let logger: Logger
-    /// Told once per session that connected, after its tokens are stored and its outcome
-    /// recorded: the one place a connect success is known (the `connected` webhook's).
-    private let onConnected: @Sendable (ConnectSession, ConnectOutcome) -> Void
 
     public init(
         sessions: any ConnectSessionStore, providers: any ProviderStore, refreshSettings: RefreshSettingStore,
         endpoint: TokenEndpointClient, waiters: ConnectWaiters, settings: Settings, logger: Logger,
-        clock: @escaping @Sendable () -> Date = { Date() },
-        onConnected: @escaping @Sendable (ConnectSession, ConnectOutcome) -> Void = { _, _ in }
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.sessions = sessions
         self.providers = providers
@@ -56,7 +52,6 @@ public final class ConnectFlow: Sendable {
         self.settings = settings
         self.logger = logger
         self.clock = clock
-        self.onConnected = onConnected
     }
 
     // MARK: - POST /v1/connect
@@ -231,7 +226,7 @@ public final class ConnectFlow: Sendable {
             try refreshSettings.storeConnected(
                 grant.tokens, key: session.key,
                 expiresAt: grant.tokens.expiresIn.map { now.addingTimeInterval(TimeInterval($0)) },
-                provider: provider, at: now)
+                provider: provider, connectId: session.id, at: now)
         } catch let error as KeychainError {
             logger.warning(
                 "connect: the tokens could not be stored",
@@ -252,7 +247,7 @@ public final class ConnectFlow: Sendable {
     /// Records the outcome, wakes the session's waiters, and answers the browser: 303 to
     /// `returnTo` with `connectId`, `result` (and `error`), else the page.
     private func end(_ session: ConnectSession, _ outcome: ConnectOutcome) throws -> HTTPResponse {
-        let recorded = try sessions.finish(id: session.id, outcome: outcome)
+        _ = try sessions.finish(id: session.id, outcome: outcome)
         waiters.sessionEnded(session.id)
         var metadata: Logger.Metadata = [
             "connectId": "\(session.id)", "provider": "\(session.provider)", "service": "\(session.key.service)",
@@ -260,7 +255,6 @@ public final class ConnectFlow: Sendable {
         ]
         if case .failed(let error) = outcome { metadata["error"] = "\(error)" }
         logger.info("connect session ended", metadata: metadata)
-        if recorded, case .connected = outcome { onConnected(session, outcome) }
         if let returnTo = session.returnTo {
             var parameters = [("connectId", session.id)]
             switch outcome {

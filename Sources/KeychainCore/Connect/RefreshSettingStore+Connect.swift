@@ -5,12 +5,13 @@ extension RefreshSettingStore {
     /// with its expiry, the refresh token, and a refresh setting naming `provider` (its state
     /// fresh, due `refreshBefore` ahead of expiry). A grant without a refresh token stores the
     /// access token alone and removes the refresh token and the setting stored before: what is
-    /// stored is then the new grant and nothing older. Throws errSecDuplicateItem, nothing
-    /// stored, when the service has meanwhile been given a setting with another provider or
-    /// endpoint.
-    public func storeConnected(_ grant: TokenGrant, key: RefreshKey, expiresAt: Date?, provider: OAuthProvider, at now: Date)
-        throws
-    {
+    /// stored is then the new grant and nothing older. The `connected` webhook event of session
+    /// `connectId` is enqueued in the same transaction: it fires exactly when the tokens are
+    /// stored. Throws errSecDuplicateItem, nothing stored, when the service has meanwhile been
+    /// given a setting with another provider or endpoint.
+    public func storeConnected(
+        _ grant: TokenGrant, key: RefreshKey, expiresAt: Date?, provider: OAuthProvider, connectId: String, at now: Date
+    ) throws {
         let naming = key.naming
         let keeper = Self.keeper(key.group)
         let refreshBefore = RefreshSetting.defaultRefreshBefore
@@ -30,7 +31,8 @@ extension RefreshSettingStore {
             var adding = [tokens.newItem(naming, .accessToken, grant.accessToken, metadata: metadata)]
             if let refreshToken = grant.refreshToken { adding.append(tokens.newItem(naming, .refreshToken, refreshToken, metadata: nil)) }
             if let record { adding.append(item(record)) }
-            let replaced = try tokens.items.replace(deleting: deleting, adding: adding, client: keeper) { read in
+            let connected = WebhookEvent.connected(key, connectId: connectId, refreshState: record.map { _ in .ok }, at: now)
+            let replaced = try tokens.items.replace(deleting: deleting, adding: adding, client: keeper, recording: [connected]) { read in
                 guard try read(tokens.query(naming, .accessToken))?.persistentRef == stored?.persistentRef else { return false }
                 if let setting = try read(Self.query(key)), !names(setting, provider: provider.name) {
                     throw KeychainError.duplicateItem(
