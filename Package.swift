@@ -268,7 +268,7 @@ let package = Package(
             ],
             // The refresh tests' OAuth 2.0 server and the login tests' OpenID Connect issuer, run
             // with python3 from where they lie.
-            exclude: ["Support/oauth_server.py", "Support/oidc_issuer.py"],
+            exclude: ["Support/oauth_server.py", "Support/oidc_issuer.py", "Support/webhook_receiver.py"],
             swiftSettings: swiftSettings + faultInjection),
         // The seeds' Apple code compiled from its own files with `import Security` changed to
         // `import KeychainClient`, run against the real binary (docs/decisions.md, "Seed code tests"):

@@ -189,6 +189,34 @@ final class ConnectFlowTests {
 
     // MARK: - What the callback refuses
 
+    @Test func aConnectedAccountFiresOneSignedConnectedWebhook() throws {
+        let node = try start()
+        defer { _ = node.process.stop() }
+        let receiver = try WebhookReceiver()
+        defer { receiver.stop() }
+        let put = try node.http.json(
+            "PUT", "/v1/admin/webhooks/ops", ["url": receiver.url, "events": ["connected"]], token: node.admin)
+        #expect(put.status == 200, "\(put.text)")
+        try receiver.control(secret: try #require((put.json["webhook"] as? [String: Any])?["secret"] as? String))
+        try putProvider(on: node)
+        let app = try makeClient(on: node)
+        let denied = try runToCallback(on: node, token: app, decision: "deny")
+        #expect(try browse(denied.callback, on: node, cookie: denied.cookie).status == 200)
+        let run = try runToCallback(on: node, token: app)
+        #expect(try browse(run.callback, on: node, cookie: run.cookie).status == 200)
+
+        let deliveries = try receiver.wait(timeout: 20) { !$0.isEmpty }
+        #expect(deliveries.count == 1, "a denied session fires nothing; the connected one fires once")
+        let delivery = try #require(deliveries.first)
+        #expect(delivery.verified, "\(delivery.error ?? "")")
+        #expect(delivery.type == "connected" && delivery.body["connectId"] as? String == run.connectId)
+        #expect(delivery.body["service"] as? String == "calendar.example" && delivery.body["user"] as? String == "ana")
+        #expect(delivery.body["accessGroup"] as? String == "team" && delivery.body["refreshState"] as? String == "ok")
+        let stats = try provider.stats()
+        let text = String(decoding: try JSONSerialization.data(withJSONObject: delivery.body), as: UTF8.self)
+        #expect(!(stats.issued + stats.presented).contains { text.contains($0) }, "no token in a webhook")
+    }
+
     @Test func aStateIsUsedOnceAndAForgedOneStoresNothing() throws {
         let node = try start()
         defer { _ = node.process.stop() }
