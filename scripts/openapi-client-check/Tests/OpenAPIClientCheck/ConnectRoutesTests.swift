@@ -30,7 +30,8 @@ import FoundationNetworking
         let missing = try await client.getConnect(path: .init(connectId: "no-such-session"))
         expectError(try missing.notFound.body.json.answer, "errSecItemNotFound", -25300)
         let forged = try await server.client(token: nil).oauthCallback(query: .init(state: "forged", code: "c"))
-        #expect(try forged.badRequest.body.html != nil)
+        let page = try await String(collecting: forged.badRequest.body.html, upTo: 65_536)
+        #expect(page.contains("Not connected"), "\(page)")
     }
 
     /// `PUT /v1/admin/providers/calendar` as a plain request.
