@@ -1,6 +1,6 @@
-public import Foundation
+import Foundation
 import KeychainAPI
-public import KeychainCore
+import KeychainCore
 public import KeychainHTTP
 
 extension Router {

@@ -2,6 +2,7 @@ public import Foundation
 import KeychainAPI
 import KeychainConcurrency
 public import KeychainCore
+import Synchronization
 
 /// Delivers webhook events (docs/api.md, "Webhooks"): a thread that, every `interval` and until
 /// none is due, claims a due delivery from the store (on PostgreSQL any node may: the claim hands
@@ -9,8 +10,7 @@ public import KeychainCore
 /// outbound rules, removes it on a 2xx, and otherwise retries it with exponential backoff until
 /// `retryFor` has passed since the event. Every attempt of a delivery carries the `webhook-id`
 /// it was enqueued with; `webhook-timestamp` is the attempt's.
-public final class WebhookDeliverer: @unchecked Sendable {
-    // @unchecked: `stopping` and `thread` are only touched while `wake` is locked.
+public final class WebhookDeliverer: Sendable {
     private let store: any WebhookStore
     private let client: TokenEndpointClient
     private let retryFor: TimeInterval
@@ -19,9 +19,7 @@ public final class WebhookDeliverer: @unchecked Sendable {
     /// never a secret), for the log.
     private let report: @Sendable (WebhookDelivery, WebhookStatistics.Outcome, String?) -> Void
     private let counts = PThreadLocked(WebhookStatistics())
-    private let wake = NSCondition()
-    private var stopping = false
-    private var thread: Thread?
+    private let thread = Mutex<PeriodicThread?>(nil)
 
     /// How long a claimed delivery is kept from other nodes: longer than an attempt can take
     /// (connect and transfer bounded by `client`'s settings).
@@ -100,31 +98,15 @@ public final class WebhookDeliverer: @unchecked Sendable {
     // MARK: - The thread
 
     public func start(interval: TimeInterval = 1) {
-        let thread = Thread { [self] in run(interval: interval) }
-        thread.name = "keychaind-webhooks"
-        wake.withLock { self.thread = thread }
-        thread.start()
+        thread.withLock {
+            $0 = PeriodicThread(name: "keychaind-webhooks", interval: interval) { [self] isStopping in
+                deliverDue(stop: isStopping)
+            }
+        }
     }
 
     /// Asks the thread to stop after the attempt it is in, if any; does not wait.
     public func stop() {
-        wake.withLock {
-            stopping = true
-            wake.broadcast()
-        }
-    }
-
-    private var isStopping: Bool { wake.withLock { stopping } }
-
-    private func run(interval: TimeInterval) {
-        while true {
-            wake.lock()
-            let deadline = Date().addingTimeInterval(interval)
-            while !stopping, wake.wait(until: deadline) {}
-            let stop = stopping
-            wake.unlock()
-            if stop { return }
-            deliverDue { isStopping }
-        }
+        thread.withLock { $0?.stop() }
     }
 }
