@@ -15,8 +15,11 @@
 #   may hold commas, a comma starts a new variable only when NAME= follows it), e.g.
 #   bench/paired-bench.sh before=/tmp/keychaind-before after=.build/release/keychaind \
 #       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
-# options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)  -p token|read|add (token)
-#   (add: a new item per request; p50/p99 are printed too, as writes are judged by their latency)
+# options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)
+#   -p token|read|add|kvwrite (token)
+#   (add: a new item per request; kvwrite: a new KV v2 secret per request through the Vault
+#   surface, `secret/` aliased to a client's group, bench/wrk/bao-write.lua; p50/p99 are printed
+#   too, as writes are judged by their latency)
 #   -x NAME[,NAME...]: the token fetch with server-side refresh: every arm's bench token expires in a
 #      day, and the named arms also keep it with a refresh setting (never due in the run, so the
 #      fetch pays only the due check), e.g. `-x with plain=BIN with=BIN` (docs/benchmarks.md).
@@ -40,12 +43,13 @@ while getopts c:d:r:p:x:e: option; do
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read|add] NAME=BINARY[:ENV] ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read|add|kvwrite] NAME=BINARY[:ENV] ..." >&2; exit 2; }
 case $path in
 token) route=/v1/tokens/bench/authorization script=bench/wrk/auth.lua ;;
 read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" script=bench/wrk/auth.lua ;;
 add) route=/v1/items/genericPassword script=bench/wrk/add.lua ;;
-*) echo "paired-bench: -p is token, read or add" >&2; exit 2 ;;
+kvwrite) route=/v1/secret/data script=bench/wrk/bao-write.lua ;;
+*) echo "paired-bench: -p is token, read, add or kvwrite" >&2; exit 2 ;;
 esac
 
 # wrk needs a connection per thread.
@@ -67,6 +71,7 @@ for arm in "$@"; do
     [[ "$name" =~ ^[A-Za-z0-9_.-]+$ && "$name" != baseline ]] || { echo "paired-bench: bad arm name \"$name\"" >&2; exit 2; }
     variables=()
     [ -n "$settings" ] && mapfile -t variables < <(sed -E 's/,([A-Za-z_][A-Za-z0-9_]*=)/\n\1/g' <<<"$settings")
+    [ "$path" = kvwrite ] && variables+=(KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS=true)
     env "${variables[@]}" "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
     pids+=($!)
     names+=("$name") ports+=("$port") server_pids+=($!)
@@ -101,6 +106,13 @@ for index in "${!names[@]}"; do
             | sed -n 's/.*"token":"\([^"]*\)".*/\1/p' >"$work/${names[$index]}/bench.token"
         [ -s "$work/${names[$index]}/bench.token" ] || { echo "paired-bench: no expiring token for ${names[$index]}" >&2; exit 1; }
     fi
+    if [ "$path" = kvwrite ]; then
+        # The Vault surface's caller: a client whose first group is its `secret/` mount.
+        curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/admin/clients" "${auth[@]}" \
+            -d '{"name":"bench-kv","accessGroups":["bench"]}' \
+            | sed -n 's/.*"token":"\([^"]*\)".*/\1/p' >"$work/${names[$index]}/bench.token"
+        [ -s "$work/${names[$index]}/bench.token" ] || { echo "paired-bench: no KV token for ${names[$index]}" >&2; exit 1; }
+    fi
 done
 
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
@@ -117,7 +129,8 @@ for round in $(seq 1 "$rounds"); do
             out=$(wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" "http://127.0.0.1:$baseline_port/hello")
         else
             before=$(cpu_ticks "${server_pids[$index]}")
-            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/bench.token")" KEYCHAIND_BENCH_RUN="$round" \
+            out=$(KEYCHAIND_BENCH_TOKEN="$(cat "$work/$name/bench.token")" BAO_BENCH_TOKEN="$(cat "$work/$name/bench.token")" \
+                KEYCHAIND_BENCH_RUN="$round" \
                 wrk -t"$wrk_threads" -c"$connections" -d"${seconds}s" --latency -s "$script" "http://127.0.0.1:${ports[$index]}$route")
             failed=$(awk '/Non-2xx/ { print $5 }' <<<"$out")
             [ -z "$failed" ] || { echo "paired-bench: $name answered $failed non-2xx" >&2; exit 1; }
