@@ -106,15 +106,18 @@ final class PGItemTransaction: ItemOperations {
         try run { try PGKVTable.paths(in: group, prefix: prefix, on: db) }
     }
 
-    /// The custom metadata is sealed again on every write (bound to the secret's row); its bytes
-    /// move the group's attribute bytes.
+    /// The custom metadata is sealed again on every write (bound to the secret's row); none is
+    /// stored as no box (reads open none when its bytes are 0). Its bytes move the group's
+    /// attribute bytes.
     func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
         try run {
             try PGKVTable.lock(key, on: db)
-            let sealed = try keyring.seal(
-                KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key),
-                reservingFrom: reservations)
             let bytes = Int64(metadata.customMetadataBytes)
+            let sealed = bytes > 0
+                ? try keyring.seal(
+                    KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key),
+                    reservingFrom: reservations)
+                : []
             let previous = try PGKVTable.customMetadataBytes(of: key, on: db) ?? 0
             try PGKVTable.putSecret(metadata, sealedCustomMetadata: sealed, customMetadataBytes: bytes, of: key, on: db)
             usage.record(key.group, GroupUsage(attributeBytes: bytes - previous))

@@ -168,13 +168,13 @@ enum PGKVTable {
         "substring(\(column) FROM \(SealedBox.termStart) FOR \(SealedBox.termLength))"
     }
 
-    /// How many values (versions' data, secrets' custom metadata) are sealed under a term older
-    /// than `term`.
+    /// How many values (versions' data, secrets' custom metadata; an empty one is no box) are
+    /// sealed under a term older than `term`.
     static func countSealed(olderThan term: UInt32, on db: PGConnection) throws -> Int {
         Int(try db.execute(
             """
             SELECT (SELECT count(*) FROM kv_versions WHERE data IS NOT NULL AND \(Self.term(of: "data")) < $1)
-                + (SELECT count(*) FROM kv_secrets WHERE \(Self.term(of: "custom_metadata")) < $1)
+                + (SELECT count(*) FROM kv_secrets WHERE length(custom_metadata) > 0 AND \(Self.term(of: "custom_metadata")) < $1)
             """,
             [.bytea(SealedBox.termKey(term))]
         ).int64(0, 0))
@@ -185,7 +185,7 @@ enum PGKVTable {
         try db.execute(
             """
             SELECT EXISTS (SELECT 1 FROM kv_versions WHERE data IS NOT NULL AND \(Self.term(of: "data")) = $1)
-                OR EXISTS (SELECT 1 FROM kv_secrets WHERE \(Self.term(of: "custom_metadata")) = $1)
+                OR EXISTS (SELECT 1 FROM kv_secrets WHERE length(custom_metadata) > 0 AND \(Self.term(of: "custom_metadata")) = $1)
             """,
             [.bytea(SealedBox.termKey(term))]
         ).bool(0, 0)
@@ -209,7 +209,7 @@ enum PGKVTable {
         let secrets = try db.execute(
             """
             SELECT access_group, path, custom_metadata FROM kv_secrets
-            WHERE \(Self.term(of: "custom_metadata")) < $1 LIMIT $2 FOR UPDATE
+            WHERE length(custom_metadata) > 0 AND \(Self.term(of: "custom_metadata")) < $1 LIMIT $2 FOR UPDATE
             """,
             [.bytea(SealedBox.termKey(term)), .int8(Int64(limit - values.count))])
         values += (0..<secrets.count).map { row in

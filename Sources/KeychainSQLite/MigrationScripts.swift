@@ -354,4 +354,19 @@ extension Migrations {
         CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt);
         CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook);
         """#
+
+    /// Migration 11: a KV secret's newest version kept in its `kv_secrets` row (`head_*`, NULL
+    /// while there is none there), so that writing a new secret adds one KV row, not two; the
+    /// older versions stay in `kv_versions`, a version in one place only. A head version's data is
+    /// sealed and bound as in `kv_versions` (table, group, path and number), so it moves between
+    /// the two unchanged. Secrets written before keep every version in `kv_versions`; their next
+    /// version is their first head (docs/decisions.md, "A KV secret's newest version in its row").
+    static let version11 = #"""
+        ALTER TABLE kv_secrets ADD COLUMN head_version INTEGER;
+        ALTER TABLE kv_secrets ADD COLUMN head_created_time INTEGER;
+        ALTER TABLE kv_secrets ADD COLUMN head_deletion_time INTEGER;
+        ALTER TABLE kv_secrets ADD COLUMN head_destroyed INTEGER;
+        ALTER TABLE kv_secrets ADD COLUMN head_data BLOB;
+        ALTER TABLE kv_secrets ADD COLUMN head_data_bytes INTEGER;
+        """#
 }

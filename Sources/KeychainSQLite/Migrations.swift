@@ -14,6 +14,7 @@ enum Migrations {
         (8, version8),
         (9, version9),
         (10, version10),
+        (11, version11),
     ]
 
     static var latestVersion: Int64 { all.last?.version ?? 0 }

@@ -127,31 +127,77 @@ final class SQLiteItemTransaction: ItemOperations {
         try run { try KVTable.paths(in: group, prefix: prefix, on: db) }
     }
 
-    /// The custom metadata is sealed again on every write (bound to the secret's row); its bytes
-    /// move the group's attribute bytes.
     func kvPutMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
-        try run {
-            try keyring.prepareForSealing(1, on: db)
-            let sealed = try keyring.seal(
-                KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key), on: db)
-            let bytes = Int64(metadata.customMetadataBytes)
-            let previous = try KVTable.customMetadataBytes(of: key, on: db) ?? 0
-            try KVTable.putSecret(metadata, sealedCustomMetadata: sealed, customMetadataBytes: bytes, of: key, on: db)
-            usage.record(key.group, GroupUsage(attributeBytes: bytes - previous))
-        }
+        try run { try putMetadata(metadata, of: key) }
     }
 
     func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws {
+        try run { try putVersion(version, of: key) }
+    }
+
+    /// A new version that becomes the head is written with the metadata in one row write (a new
+    /// secret: one insert); any other version as the two operations write it.
+    func kvPutMetadata(_ metadata: KVMetadata, andVersion version: KVVersion, of key: KVSecretKey) throws {
         try run {
-            guard let stored = try KVTable.versionToReplace(version.number, of: key, on: db) else {
-                throw KeychainError.param("KV secret \(key) has no metadata")
+            let place = try KVTable.place(ofVersion: version.number, of: key, on: db)
+            guard case .head(let displacesHead) = place?.target ?? .head(displacesHead: false), place?.stored == nil else {
+                try putMetadata(metadata, of: key)
+                try putVersion(version, of: key)
+                return
             }
-            let data = try KVVersionData.toStore(version, of: key, replacing: stored) {
-                try keyring.prepareForSealing(1, on: db)
-                return try keyring.seal($0, binding: $1, on: db)
-            }
+            let customMetadata = try sealCustomMetadata(metadata, of: key)
+            let data = try sealVersion(version, of: key, replacing: nil)
+            if displacesHead { try KVTable.moveHeadToHistory(of: key, on: db) }
+            try KVTable.putSecret(
+                metadata, sealedCustomMetadata: customMetadata, customMetadataBytes: Int64(metadata.customMetadataBytes),
+                head: (version, data.box, data.bytes), of: key, on: db)
+            usage.record(
+                key.group,
+                GroupUsage(
+                    secretBytes: data.bytes,
+                    attributeBytes: Int64(metadata.customMetadataBytes) - (place?.customMetadataBytes ?? 0)))
+        }
+    }
+
+    /// The custom metadata is sealed again on every write (bound to the secret's row); none is
+    /// stored as no box (reads open none when its bytes are 0). Its bytes move the group's
+    /// attribute bytes.
+    private func putMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws {
+        let bytes = Int64(metadata.customMetadataBytes)
+        let sealed = try sealCustomMetadata(metadata, of: key)
+        let previous = try KVTable.customMetadataBytes(of: key, on: db) ?? 0
+        try KVTable.putSecret(metadata, sealedCustomMetadata: sealed, customMetadataBytes: bytes, of: key, on: db)
+        usage.record(key.group, GroupUsage(attributeBytes: bytes - previous))
+    }
+
+    private func putVersion(_ version: KVVersion, of key: KVSecretKey) throws {
+        guard let place = try KVTable.place(ofVersion: version.number, of: key, on: db) else {
+            throw KeychainError.param("KV secret \(key) has no metadata")
+        }
+        let data = try sealVersion(version, of: key, replacing: place.stored)
+        switch place.target {
+        case .head(let displacesHead):
+            if displacesHead { try KVTable.moveHeadToHistory(of: key, on: db) }
+            try KVTable.putHead(version, sealedData: data.box, dataBytes: data.bytes, of: key, on: db)
+        case .history:
             try KVTable.putVersion(version, sealedData: data.box, dataBytes: data.bytes, of: key, on: db)
-            usage.record(key.group, GroupUsage(secretBytes: data.bytes - (stored?.bytes ?? 0)))
+        }
+        usage.record(key.group, GroupUsage(secretBytes: data.bytes - (place.stored?.bytes ?? 0)))
+    }
+
+    /// The custom metadata sealed, bound to the secret's row; no box when there is none.
+    private func sealCustomMetadata(_ metadata: KVMetadata, of key: KVSecretKey) throws -> [UInt8] {
+        guard metadata.customMetadataBytes > 0 else { return [] }
+        try keyring.prepareForSealing(1, on: db)
+        return try keyring.seal(KVCustomMetadataEncoding.encode(metadata.customMetadata), binding: .kvCustomMetadata(key), on: db)
+    }
+
+    private func sealVersion(_ version: KVVersion, of key: KVSecretKey, replacing stored: (box: [UInt8]?, bytes: Int64)?) throws
+        -> (box: [UInt8]?, bytes: Int64)
+    {
+        try KVVersionData.toStore(version, of: key, replacing: stored) {
+            try keyring.prepareForSealing(1, on: db)
+            return try keyring.seal($0, binding: $1, on: db)
         }
     }
 

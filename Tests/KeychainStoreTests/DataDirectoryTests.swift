@@ -187,7 +187,8 @@ struct DataDirectoryTests {
         let key = KVSecretKey(group: "g1", path: "app")
         let now = Date()
         try fixture.vault.items.transaction { transaction in
-            try transaction.kvPutMetadata(KVMetadata(currentVersion: 1, createdTime: now, updatedTime: now), of: key)
+            try transaction.kvPutMetadata(
+                KVMetadata(customMetadata: ["owner": "a"], currentVersion: 1, createdTime: now, updatedTime: now), of: key)
             try transaction.kvPutVersion(KVVersion(number: 1, createdTime: now, data: SecretBytes(utf8: "{}")), of: key)
         }
         #expect(fixture.vault.keyring.currentTermEncryptions == 6)

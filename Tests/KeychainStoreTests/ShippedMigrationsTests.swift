@@ -21,6 +21,7 @@ import Testing
         8: "57bf6c3cbc3321409b512dfccf8f7cd8288515f0c7d20502819f81c67456bc94",
         9: "deaa68095df1e455ae965bc6fa80be60625c0eba8db6d43773c0dc4005cc492e",
         10: "d03bd19ea81d1843011c4647a7d442331bb9ebd63e93bad9eae02f86cb5942e8",
+        11: "bd3c167f1d15e006223e652bb9b0f5bf12c1f352074ce3121805f0bce1629341",
     ]
 
     static let postgresql: [Int64: String] = [

@@ -178,13 +178,18 @@ struct SQLiteConformanceTests {
                     [path, path + "-wal"].flatMap { FileManager.default.contents(atPath: $0).map(Array.init) ?? [] }
                 },
                 copyData: { from, fromVersion, to, toVersion in
-                    try run(
+                    // A version's data is in `kv_versions` or, for the newest, in its secret's row.
+                    let source = """
+                        coalesce(
+                            (SELECT data FROM kv_versions WHERE access_group = ?1 AND path = ?2 AND version = ?3),
+                            (SELECT head_data FROM kv_secrets WHERE access_group = ?1 AND path = ?2 AND head_version = ?3))
                         """
-                        UPDATE kv_versions SET data = (SELECT data FROM kv_versions WHERE access_group = ? AND path = ? AND version = ?)
-                        WHERE access_group = ? AND path = ? AND version = ?
-                        """,
-                        [.text(from.group), .text(from.path), .integer(Int64(fromVersion)), .text(to.group), .text(to.path),
-                         .integer(Int64(toVersion))])
+                    let values: [SQLiteValue] = [
+                        .text(from.group), .text(from.path), .integer(Int64(fromVersion)), .text(to.group), .text(to.path),
+                        .integer(Int64(toVersion)),
+                    ]
+                    try run("UPDATE kv_versions SET data = \(source) WHERE access_group = ?4 AND path = ?5 AND version = ?6", values)
+                    try run("UPDATE kv_secrets SET head_data = \(source) WHERE access_group = ?4 AND path = ?5 AND head_version = ?6", values)
                 },
                 copyCustomMetadata: { from, to in
                     try run(

@@ -107,6 +107,10 @@ public protocol KVOperations {
     /// not destroyed. The metadata is not changed (`currentVersion` is the caller's to write).
     func kvPutVersion(_ version: KVVersion, of key: KVSecretKey) throws
 
+    /// `kvPutMetadata` then `kvPutVersion`, as one operation: how a new version is written with
+    /// the metadata that names it current (a store may write both in one row; see `KVTable`).
+    func kvPutMetadata(_ metadata: KVMetadata, andVersion version: KVVersion, of key: KVSecretKey) throws
+
     /// Removes the versions numbered below `number`; returns how many. The metadata is not
     /// changed (`oldestVersion` is the caller's to write).
     @discardableResult
@@ -127,6 +131,11 @@ public protocol KVOperations {
 }
 
 extension KVOperations {
+    public func kvPutMetadata(_ metadata: KVMetadata, andVersion version: KVVersion, of key: KVSecretKey) throws {
+        try kvPutMetadata(metadata, of: key)
+        try kvPutVersion(version, of: key)
+    }
+
     public func kvRead(_ key: KVSecretKey, version number: Int?) throws -> (metadata: KVMetadata, version: KVVersion?)? {
         guard let metadata = try kvMetadata(of: key) else { return nil }
         let wanted = number ?? metadata.currentVersion

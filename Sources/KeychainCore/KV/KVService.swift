@@ -145,8 +145,7 @@ public final class KVService: Sendable {
             data: data)
         metadata.currentVersion = version.number
         metadata.updatedTime = now
-        try transaction.kvPutMetadata(metadata, of: key)
-        try transaction.kvPutVersion(version, of: key)
+        try transaction.kvPutMetadata(metadata, andVersion: version, of: key)
         return (try trim(key, metadata, in: transaction), version, stored == nil)
     }
 
