@@ -8,8 +8,11 @@ extension SQLiteItemStore {
     /// Commits a batch of writes in one `BEGIN IMMEDIATE` transaction on the writer, under the
     /// keys, with one COMMIT (one fsync). Each write of a batch of several runs in a savepoint of
     /// its own: when it fails (its body threw, an operation in it did, even if the body caught
-    /// it, or it would take a group past its quota), its savepoint rolls back and it fails alone, a term it started forgotten with it. A
-    /// write alone in its batch needs no savepoint: the transaction is its own.
+    /// it, or it would take a group past its quota), its savepoint rolls back and it fails alone,
+    /// a term it started forgotten with it. The quota checks each write on the totals the writes
+    /// before it leave, and the batch writes each group's `group_usage` row once, at its end
+    /// (`BatchedGroupUsage`). A write alone in its batch needs no savepoint: the transaction is
+    /// its own.
     ///
     /// Every write fails when the transaction does (locked vault, BEGIN or COMMIT failing, a
     /// savepoint that cannot roll back): none of it is on disk, so none is acknowledged. The
@@ -28,14 +31,26 @@ extension SQLiteItemStore {
                             unlisted = transaction.unlisted
                             return
                         }
+                        var usage = BatchedGroupUsage()
                         for write in batch {
                             // Starts from what the writes before it unlisted: a row it lists again
                             // under the same key and `seq` stays listed.
                             let transaction = SQLiteItemTransaction(
                                 db: db, keyring: keyring, lookups: lookups, unlisted: unlisted)
-                            write.failure = try keyring.savepoint(on: db) { try run(write, in: transaction) }
-                            if write.failure == nil { unlisted = transaction.unlisted }
+                            var admitted = usage
+                            write.failure = try keyring.savepoint(on: db) {
+                                try write.work?(transaction)
+                                if let failure = transaction.failure { throw failure }
+                                admitted = try usage.admitting(transaction.usage, quota: quota) {
+                                    try GroupUsageTable.usage(of: $0, on: db)
+                                }
+                            }
+                            if write.failure == nil {
+                                unlisted = transaction.unlisted
+                                usage = admitted
+                            }
                         }
+                        try usage.settle { _ = try GroupUsageTable.add($1, to: $0, on: db) }
                     }
                     lookups.remove(unlisted)
                 }

@@ -78,21 +78,78 @@ package struct GroupUsageChanges {
     /// totals) and refuses (errSecDiskFull) one that takes a group past `quota` in what it grows.
     package func settle(quota: GroupQuota, adding add: (_ group: String, _ change: GroupUsage) throws -> GroupUsage) throws {
         for (group, change) in changes where change != .zero {
-            let total = try add(group.name, change)
-            if change.items > 0, let limit = quota.items, total.items > Int64(limit) {
-                throw KeychainError(
-                    .diskFull, "access group \"\(group.name)\" would hold \(total.items) items; its quota is \(limit) (quota.items)")
-            }
-            if change.secretBytes > 0, let limit = quota.secretBytes, total.secretBytes > Int64(limit) {
-                throw KeychainError(
-                    .diskFull,
-                    "access group \"\(group.name)\" would hold \(total.secretBytes) secret bytes; its quota is \(limit) (quota.secretBytes)")
-            }
-            if change.attributeBytes > 0, let limit = quota.attributeBytes, total.attributeBytes > Int64(limit) {
-                throw KeychainError(
-                    .diskFull,
-                    "access group \"\(group.name)\" would hold \(total.attributeBytes) attribute bytes; its quota is \(limit) (quota.attributeBytes)")
-            }
+            try Self.check(change, total: try add(group.name, change), of: group.name, against: quota)
         }
+    }
+
+    /// errSecDiskFull when `change` takes `group` to `total`, past `quota` in what it grows.
+    fileprivate static func check(_ change: GroupUsage, total: GroupUsage, of group: String, against quota: GroupQuota) throws {
+        if change.items > 0, let limit = quota.items, total.items > Int64(limit) {
+            throw KeychainError(
+                .diskFull, "access group \"\(group)\" would hold \(total.items) items; its quota is \(limit) (quota.items)")
+        }
+        if change.secretBytes > 0, let limit = quota.secretBytes, total.secretBytes > Int64(limit) {
+            throw KeychainError(
+                .diskFull,
+                "access group \"\(group)\" would hold \(total.secretBytes) secret bytes; its quota is \(limit) (quota.secretBytes)")
+        }
+        if change.attributeBytes > 0, let limit = quota.attributeBytes, total.attributeBytes > Int64(limit) {
+            throw KeychainError(
+                .diskFull,
+                "access group \"\(group)\" would hold \(total.attributeBytes) attribute bytes; its quota is \(limit) (quota.attributeBytes)")
+        }
+    }
+
+    /// Adds `other`'s changes to these.
+    fileprivate mutating func merge(_ other: GroupUsageChanges) {
+        for (group, change) in other.changes { changes[group, default: .zero] = changes[group, default: .zero] + change }
+    }
+
+    /// What these changes hold for `group` (zero: none).
+    fileprivate func change(of group: String) -> GroupUsage { changes[Group(name: group)] ?? .zero }
+
+    fileprivate var nonZero: [(group: String, change: GroupUsage)] {
+        changes.compactMap { $0.value == .zero ? nil : ($0.key.name, $0.value) }
+    }
+}
+
+/// The usage changes of a batch of writes committed in one transaction (SQLite's group commit):
+/// each write is checked against the quota on the totals the writes admitted before it leave, as
+/// if each had settled its own changes, and the batch writes each group's row once, at its end,
+/// instead of once per write.
+package struct BatchedGroupUsage {
+    /// Each group's usage as stored before the batch, read once (as a change from zero).
+    private var stored = GroupUsageChanges()
+    /// The groups read (few per batch), compared by bytes: a `Set` would take two groups whose
+    /// names are canonically equivalent for one.
+    private var read: [String] = []
+    private var admitted = GroupUsageChanges()
+
+    package init() {}
+
+    /// These changes with `write`'s added, or errSecDiskFull (nothing added) when `write` takes
+    /// a group past `quota` in what it grows. `read` reads a group's stored usage.
+    package func admitting(
+        _ write: GroupUsageChanges, quota: GroupQuota, read: (_ group: String) throws -> GroupUsage
+    ) throws -> BatchedGroupUsage {
+        var next = self
+        for (group, change) in write.nonZero {
+            if !next.isRead(group) {
+                next.stored.record(group, try read(group))
+                next.read.append(group)
+            }
+            let total = next.stored.change(of: group) + admitted.change(of: group) + change
+            try GroupUsageChanges.check(change, total: total, of: group, against: quota)
+        }
+        next.admitted.merge(write)
+        return next
+    }
+
+    /// Whether `group`'s stored usage was read (compared by bytes, as groups are).
+    private func isRead(_ group: String) -> Bool { read.contains { $0.hasSameUTF8(as: group) } }
+
+    /// Writes each group's changes with `add` (which adds to a group's stored usage).
+    package func settle(adding add: (_ group: String, _ change: GroupUsage) throws -> Void) throws {
+        for (group, change) in admitted.nonZero { try add(group, change) }
     }
 }

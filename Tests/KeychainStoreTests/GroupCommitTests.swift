@@ -115,6 +115,29 @@ struct GroupCommitTests {
         #expect(label == .string("after"))
     }
 
+    /// In a batch, each write is held to the quota on the totals the writes before it left (a
+    /// refused one adds nothing to them), and `group_usage` ends as the items counted.
+    @Test func eachWriteOfABatchIsHeldToTheQuotaOnTheTotalsBeforeIt() throws {
+        let fixture = try VaultFixture()
+        fixture.vault.close()
+        let vault = try fixture.dataDirectory.open(logger: quietLogger, quota: GroupQuota(items: 4, secretBytes: 20))
+        defer { vault.close() }
+        // With the holder's item ("secret"): 2 items, 11 secret bytes before the batch.
+        try vault.items.add([item(account: "stored", service: "batch", secret: "12345")])
+        let outcomes = try inOneBatch(vault, [
+            { try $0.add([item(account: "a", service: "batch", secret: "12345")]) },
+            { try $0.add([item(account: "b", service: "batch", secret: "123456")]) },  // 22 secret bytes
+            { try $0.add([item(account: "c", service: "batch", secret: "1234")]) },  // 20 bytes, 4 items
+            { try $0.add([item(account: "d", service: "batch", secret: nil)]) },  // a fifth item
+            { _ = try $0.delete(ItemFilter(itemClass: .genericPassword, accessGroups: ["g1"], equal: [.account: .string("a")])) },
+            { try $0.add([item(account: "e", service: "batch", secret: "1")]) },  // 16 bytes, four items again
+        ])
+        #expect(outcomes.map { ($0 as? KeychainError)?.code } == [nil, .diskFull, nil, .diskFull, nil, nil])
+        #expect(try accounts(vault.items).sorted() == ["c", "e", "holder", "stored"])
+        let usage = try vault.sqlitePool!.read { try GroupUsageTable.usage(of: "g1", on: $0) }
+        #expect([usage.items, usage.secretBytes] == [4, 16])
+    }
+
     /// A write that starts a keyring term and rolls back takes the term with it; the batch mate
     /// after it starts the term again, and what it sealed opens after the vault is reopened.
     @Test func aTermStartedByARolledBackWriteIsWrittenAgainByTheNext() throws {
