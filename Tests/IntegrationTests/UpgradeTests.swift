@@ -101,6 +101,70 @@ struct UpgradeTests {
         #expect(!again.log.contains("kept a copy"))
     }
 
+    /// A vault at schema 10 holding KV secrets, every version in `kv_versions` as releases before
+    /// migration 11 kept them: after the upgrade they read, list, delete and undelete as before,
+    /// and a secret's next version is kept in the secret's own row, its older ones where they were.
+    @Test func kvSecretsWrittenBeforeMigration11ReadAndChangeAfterIt() throws {
+        let server = try KeychaindProcess()
+        let admin = try server.adminToken()
+        let created = try server.client().json("POST", "/v1/admin/clients", ["name": "upgrade", "accessGroups": ["team"]], token: admin)
+        let token = try #require(created.json["token"] as? String, "\(created.text)")
+        func kv(_ process: KeychaindProcess, _ method: String, _ path: String, _ body: [String: Any]? = nil) throws
+            -> HTTPTestClient.Response
+        {
+            try process.client().send(
+                method, "/v1/team/" + path, headers: ["X-Vault-Token": token],
+                body: try body.map { try JSONSerialization.data(withJSONObject: $0) })
+        }
+        func value(_ response: HTTPTestClient.Response) -> String? {
+            ((response.json["data"] as? [String: Any])?["data"] as? [String: Any])?["v"] as? String
+        }
+        for number in 1...3 {
+            let write = try kv(server, "POST", "data/app", ["data": ["v": "\(number)"]])
+            #expect(write.status == 200, "\(write.text)")
+        }
+        #expect(try kv(server, "POST", "data/other", ["data": ["v": "other"]]).status == 200)
+        #expect(server.stop() == 0)
+        let database = server.dataDir.appendingPathComponent("keychain.db").path
+        try sqlite(
+            database,
+            """
+            INSERT INTO kv_versions (access_group, path, version, created_time, deletion_time, destroyed, data, data_bytes)
+                SELECT access_group, path, head_version, head_created_time, head_deletion_time, head_destroyed, head_data,
+                    head_data_bytes
+                FROM kv_secrets WHERE head_version IS NOT NULL;
+            ALTER TABLE kv_secrets DROP COLUMN head_version; ALTER TABLE kv_secrets DROP COLUMN head_created_time;
+            ALTER TABLE kv_secrets DROP COLUMN head_deletion_time; ALTER TABLE kv_secrets DROP COLUMN head_destroyed;
+            ALTER TABLE kv_secrets DROP COLUMN head_data; ALTER TABLE kv_secrets DROP COLUMN head_data_bytes;
+            PRAGMA user_version = 10
+            """)
+        #expect(try sqlite(database, "SELECT group_concat(path || version, ',') FROM kv_versions") == "app1,app2,app3,other1")
+
+        let upgraded = try KeychaindProcess(dataDir: server.dataDir)
+        let files = try FileManager.default.contentsOfDirectory(atPath: server.dataDir.path)
+        #expect(files.contains { $0.hasPrefix("keychain.db.pre-migration-v10-") }, "\(files)")
+        #expect(try value(kv(upgraded, "GET", "data/app")) == "3")
+        #expect(try value(kv(upgraded, "GET", "data/app?version=1")) == "1")
+        #expect(try value(kv(upgraded, "GET", "data/other")) == "other")
+        let metadata = try kv(upgraded, "GET", "metadata/app").json["data"] as? [String: Any]
+        #expect(metadata?["current_version"] as? Int == 3)
+        #expect((metadata?["versions"] as? [String: Any]).map { $0.keys.sorted() } == ["1", "2", "3"])
+        let list = try kv(upgraded, "GET", "metadata/?list=true").json["data"] as? [String: Any]
+        #expect(list?["keys"] as? [String] == ["app", "other"])
+        #expect(try kv(upgraded, "DELETE", "data/app").status == 204)
+        #expect(try kv(upgraded, "GET", "data/app").status == 404)
+        #expect(try kv(upgraded, "POST", "undelete/app", ["versions": [3]]).status == 204)
+        #expect(try value(kv(upgraded, "GET", "data/app")) == "3")
+
+        let fourth = try kv(upgraded, "POST", "data/app", ["data": ["v": "4"]])
+        #expect((fourth.json["data"] as? [String: Any])?["version"] as? Int == 4, "\(fourth.text)")
+        #expect(try value(kv(upgraded, "GET", "data/app")) == "4")
+        #expect(try value(kv(upgraded, "GET", "data/app?version=3")) == "3")
+        #expect(upgraded.stop() == 0)
+        #expect(try sqlite(database, "SELECT path || ':' || ifnull(head_version, '-') FROM kv_secrets ORDER BY path") == "app:4\nother:-")
+        #expect(try sqlite(database, "SELECT group_concat(path || version, ',') FROM kv_versions") == "app1,app2,app3,other1")
+    }
+
     /// A PostgreSQL database a later release migrated: a node exits 1 saying so, and the
     /// database's schema is left as it was.
     @Test func aPostgreSQLDatabaseALaterReleaseMigratedIsRefused() throws {
