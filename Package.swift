@@ -97,7 +97,7 @@ let package = Package(
                 "KeychainStore", "KeychainSQLite", "KeychainCore", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        .target(name: "KeychainAPI", dependencies: ["KeychainCore"], swiftSettings: swiftSettings),
+        .target(name: "KeychainAPI", dependencies: ["KeychainCore", "KeychainConcurrency"], swiftSettings: swiftSettings),
         // JWT verification for workload login: compact JWS, JWK sets and PEM keys over OpenSSL,
         // and the claim checks of a login role (docs/decisions.md, "JOSE over OpenSSL").
         .target(

@@ -16,10 +16,11 @@
 #   bench/paired-bench.sh before=/tmp/keychaind-before after=.build/release/keychaind \
 #       quiet=.build/release/keychaind:KEYCHAIND_AUDIT_ENABLED=false
 # options: -c CONNECTIONS (64)  -d SECONDS per measurement (4)  -r ROUNDS (10)
-#   -p token|read|add|kvwrite (token)
-#   (add: a new item per request; kvwrite: a new KV v2 secret per request through the Vault
-#   surface, `secret/` aliased to a client's group, bench/wrk/bao-write.lua; p50/p99 are printed
-#   too, as writes are judged by their latency)
+#   -p token|read|add|kvread|kvwrite (token)
+#   (add: a new item per request; kvread and kvwrite: a KV v2 read of one secret, and a new KV v2
+#   secret per request, through the Vault surface with `secret/` aliased to a client's group, with
+#   the wrk scripts of bench/peer-bench.sh; p50/p99 are printed too, as writes are judged by their
+#   latency)
 #   -x NAME[,NAME...]: the token fetch with server-side refresh: every arm's bench token expires in a
 #      day, and the named arms also keep it with a refresh setting (never due in the run, so the
 #      fetch pays only the due check), e.g. `-x with plain=BIN with=BIN` (docs/benchmarks.md).
@@ -43,13 +44,14 @@ while getopts c:d:r:p:x:e: option; do
     esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read|add|kvwrite] NAME=BINARY[:ENV] ..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bench/paired-bench.sh [-c conns] [-d secs] [-r rounds] [-p token|read|add|kvread|kvwrite] NAME=BINARY[:ENV] ..." >&2; exit 2; }
 case $path in
 token) route=/v1/tokens/bench/authorization script=bench/wrk/auth.lua ;;
 read) route="/v1/items/genericPassword?service=bench&account=reader&return=data" script=bench/wrk/auth.lua ;;
 add) route=/v1/items/genericPassword script=bench/wrk/add.lua ;;
+kvread) route=/v1/secret/data/reader script=bench/wrk/bao-read.lua ;;
 kvwrite) route=/v1/secret/data script=bench/wrk/bao-write.lua ;;
-*) echo "paired-bench: -p is token, read, add or kvwrite" >&2; exit 2 ;;
+*) echo "paired-bench: -p is token, read, add, kvread or kvwrite" >&2; exit 2 ;;
 esac
 
 # wrk needs a connection per thread.
@@ -71,7 +73,7 @@ for arm in "$@"; do
     [[ "$name" =~ ^[A-Za-z0-9_.-]+$ && "$name" != baseline ]] || { echo "paired-bench: bad arm name \"$name\"" >&2; exit 2; }
     variables=()
     [ -n "$settings" ] && mapfile -t variables < <(sed -E 's/,([A-Za-z_][A-Za-z0-9_]*=)/\n\1/g' <<<"$settings")
-    [ "$path" = kvwrite ] && variables+=(KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS=true)
+    [[ "$path" == kv* ]] && variables+=(KEYCHAIND_VAULT_SECRET_MOUNT_ALIAS=true)
     env "${variables[@]}" "$binary" serve --listen "127.0.0.1:$port" --data-dir "$work/$name" >"$work/$name.log" 2>&1 &
     pids+=($!)
     names+=("$name") ports+=("$port") server_pids+=($!)
@@ -106,12 +108,14 @@ for index in "${!names[@]}"; do
             | sed -n 's/.*"token":"\([^"]*\)".*/\1/p' >"$work/${names[$index]}/bench.token"
         [ -s "$work/${names[$index]}/bench.token" ] || { echo "paired-bench: no expiring token for ${names[$index]}" >&2; exit 1; }
     fi
-    if [ "$path" = kvwrite ]; then
+    if [[ "$path" == kv* ]]; then
         # The Vault surface's caller: a client whose first group is its `secret/` mount.
         curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/admin/clients" "${auth[@]}" \
             -d '{"name":"bench-kv","accessGroups":["bench"]}' \
             | sed -n 's/.*"token":"\([^"]*\)".*/\1/p' >"$work/${names[$index]}/bench.token"
         [ -s "$work/${names[$index]}/bench.token" ] || { echo "paired-bench: no KV token for ${names[$index]}" >&2; exit 1; }
+        curl -sf -X POST "http://127.0.0.1:${ports[$index]}/v1/secret/data/reader" \
+            -H "X-Vault-Token: $(cat "$work/${names[$index]}/bench.token")" -d '{"data":{"value":"read-me"}}' >/dev/null
     fi
 done
 

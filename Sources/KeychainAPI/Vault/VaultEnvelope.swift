@@ -46,11 +46,10 @@ public struct VaultEnvelope: JSONAnswer {
         }
     }
 
-    /// 128 random bits in a UUID's 8-4-4-4-12 hex form (written byte by byte: every answer of
-    /// this surface carries one).
+    /// 128 random bits (`RequestIDs`) in a UUID's 8-4-4-4-12 hex form (written byte by byte:
+    /// every answer of this surface carries one).
     public static func randomRequestID() -> String {
-        var generator = SystemRandomNumberGenerator()
-        var random = (generator.next() as UInt64, generator.next() as UInt64)
+        var random = RequestIDs.next()
         let digits: StaticString = "0123456789abcdef"
         return withUnsafeBytes(of: &random) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
