@@ -122,7 +122,7 @@ package struct BatchedGroupUsage {
     private var stored = GroupUsageChanges()
     /// The groups read (few per batch), compared by bytes: a `Set` would take two groups whose
     /// names are canonically equivalent for one.
-    private var read: [String] = []
+    private var groupsRead: [String] = []
     private var admitted = GroupUsageChanges()
 
     package init() {}
@@ -136,7 +136,7 @@ package struct BatchedGroupUsage {
         for (group, change) in write.nonZero {
             if !next.isRead(group) {
                 next.stored.record(group, try read(group))
-                next.read.append(group)
+                next.groupsRead.append(group)
             }
             let total = next.stored.change(of: group) + admitted.change(of: group) + change
             try GroupUsageChanges.check(change, total: total, of: group, against: quota)
@@ -146,7 +146,7 @@ package struct BatchedGroupUsage {
     }
 
     /// Whether `group`'s stored usage was read (compared by bytes, as groups are).
-    private func isRead(_ group: String) -> Bool { read.contains { $0.hasSameUTF8(as: group) } }
+    private func isRead(_ group: String) -> Bool { groupsRead.contains { $0.hasSameUTF8(as: group) } }
 
     /// Writes each group's changes with `add` (which adds to a group's stored usage).
     package func settle(adding add: (_ group: String, _ change: GroupUsage) throws -> Void) throws {

@@ -72,4 +72,36 @@ struct GroupQuotaTests {
         #expect(try usage("g1", fixture).kept == [2, 7])
         #expect(try usage("g2", fixture).kept == [1, 6])
     }
+
+    /// A batch's usage keeps groups apart by their bytes (two names Swift calls equal are two
+    /// groups), reads each group's stored usage once, and holds each write to the quota on the
+    /// totals before it; a refused write adds nothing.
+    @Test func aBatchsUsageIsCheckedWriteByWriteAndKeptPerGroup() throws {
+        let composed = "\u{E9}", decomposed = "e\u{301}"
+        var reads: [String] = []
+        let stored = { (group: String) -> GroupUsage in
+            reads.append(group)
+            return group.hasSameUTF8(as: composed) ? GroupUsage(items: 3) : GroupUsage(items: 1)
+        }
+        func write(_ group: String, items: Int64) -> GroupUsageChanges {
+            var changes = GroupUsageChanges()
+            changes.record(group, GroupUsage(items: items))
+            return changes
+        }
+        let quota = GroupQuota(items: 4, secretBytes: nil)
+        var batch = BatchedGroupUsage()
+        batch = try batch.admitting(write(composed, items: 1), quota: quota, read: stored)
+        batch = try batch.admitting(write(decomposed, items: 2), quota: quota, read: stored)
+        let refused = #expect(throws: KeychainError.self) {
+            _ = try batch.admitting(write(composed, items: 1), quota: quota, read: stored)
+        }
+        #expect(refused?.code == .diskFull)
+        batch = try batch.admitting(write(decomposed, items: 1), quota: quota, read: stored)
+        #expect(reads.count == 2)
+        var settled: [(String, GroupUsage)] = []
+        try batch.settle { settled.append(($0, $1)) }
+        let byBytes = settled.sorted { $0.0.utf8.lexicographicallyPrecedes($1.0.utf8) }
+        #expect(byBytes.map { Array($0.0.utf8) } == [Array(decomposed.utf8), Array(composed.utf8)])
+        #expect(byBytes.map(\.1.items) == [3, 1])
+    }
 }
