@@ -73,7 +73,7 @@ enum KVTable {
             SELECT \(joinedSecretColumns), s.head_version, s.head_created_time, s.head_deletion_time, s.head_destroyed,
                 s.head_data, s.head_data_bytes, v.version, v.created_time, v.deletion_time, v.destroyed, v.data, v.data_bytes
             FROM kv_secrets s LEFT JOIN kv_versions v ON v.access_group = s.access_group AND v.path = s.path
-                AND v.version = coalesce(?1, s.current_version) AND v.version IS NOT s.head_version
+                AND v.version = coalesce(?1, s.current_version)
             WHERE s.access_group = ?2 AND s.path = ?3
             """,
             [number.map { .integer(Int64($0)) } ?? .null, .text(key.group), .text(key.path)]

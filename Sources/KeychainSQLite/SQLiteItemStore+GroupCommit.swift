@@ -37,18 +37,13 @@ extension SQLiteItemStore {
                             // under the same key and `seq` stays listed.
                             let transaction = SQLiteItemTransaction(
                                 db: db, keyring: keyring, lookups: lookups, unlisted: unlisted)
-                            var admitted = usage
                             write.failure = try keyring.savepoint(on: db) {
                                 try write.work?(transaction)
                                 if let failure = transaction.failure { throw failure }
-                                admitted = try usage.admitting(transaction.usage, quota: quota) {
-                                    try GroupUsageTable.usage(of: $0, on: db)
-                                }
+                                // Last: a write it admits is one whose savepoint is released.
+                                try usage.admit(transaction.usage, quota: quota) { try GroupUsageTable.usage(of: $0, on: db) }
                             }
-                            if write.failure == nil {
-                                unlisted = transaction.unlisted
-                                usage = admitted
-                            }
+                            if write.failure == nil { unlisted = transaction.unlisted }
                         }
                         try usage.settle { _ = try GroupUsageTable.add($1, to: $0, on: db) }
                     }

@@ -127,22 +127,18 @@ package struct BatchedGroupUsage {
 
     package init() {}
 
-    /// These changes with `write`'s added, or errSecDiskFull (nothing added) when `write` takes
-    /// a group past `quota` in what it grows. `read` reads a group's stored usage.
-    package func admitting(
-        _ write: GroupUsageChanges, quota: GroupQuota, read: (_ group: String) throws -> GroupUsage
-    ) throws -> BatchedGroupUsage {
-        var next = self
+    /// Adds `write`'s changes, or throws errSecDiskFull (adding nothing) when `write` takes a
+    /// group past `quota` in what it grows. `read` reads a group's stored usage.
+    package mutating func admit(_ write: GroupUsageChanges, quota: GroupQuota, read: (_ group: String) throws -> GroupUsage) throws {
         for (group, change) in write.nonZero {
-            if !next.isRead(group) {
-                next.stored.record(group, try read(group))
-                next.groupsRead.append(group)
+            if !isRead(group) {
+                stored.record(group, try read(group))
+                groupsRead.append(group)
             }
-            let total = next.stored.change(of: group) + admitted.change(of: group) + change
+            let total = stored.change(of: group) + admitted.change(of: group) + change
             try GroupUsageChanges.check(change, total: total, of: group, against: quota)
         }
-        next.admitted.merge(write)
-        return next
+        admitted.merge(write)
     }
 
     /// Whether `group`'s stored usage was read (compared by bytes, as groups are).

@@ -90,13 +90,13 @@ struct GroupQuotaTests {
         }
         let quota = GroupQuota(items: 4, secretBytes: nil)
         var batch = BatchedGroupUsage()
-        batch = try batch.admitting(write(composed, items: 1), quota: quota, read: stored)
-        batch = try batch.admitting(write(decomposed, items: 2), quota: quota, read: stored)
+        try batch.admit(write(composed, items: 1), quota: quota, read: stored)
+        try batch.admit(write(decomposed, items: 2), quota: quota, read: stored)
         let refused = #expect(throws: KeychainError.self) {
-            _ = try batch.admitting(write(composed, items: 1), quota: quota, read: stored)
+            try batch.admit(write(composed, items: 1), quota: quota, read: stored)
         }
         #expect(refused?.code == .diskFull)
-        batch = try batch.admitting(write(decomposed, items: 1), quota: quota, read: stored)
+        try batch.admit(write(decomposed, items: 1), quota: quota, read: stored)
         #expect(reads.count == 2)
         var settled: [(String, GroupUsage)] = []
         try batch.settle { settled.append(($0, $1)) }
